@@ -1,0 +1,305 @@
+//! Linux CPU sets: the cpu-list syntax (`0-3,8,10-11`, stride form `0-15:2/4` as the kernel
+//! accepts it), the hex mask syntax of `/proc/irq/*/smp_affinity` (comma-separated 32-bit
+//! words, most significant first), canonical formatting and set algebra.
+//!
+//! A [`CpuSet`] holds up to [`MAX_CPUS`] CPUs in a fixed bitmap; parsing never panics and
+//! reports the byte position and the offending text on error.
+
+mod parse;
+
+use std::fmt;
+
+pub use parse::ParseError;
+
+/// The largest number of CPUs a set can hold (the kernel's `NR_CPUS` ceiling on x86_64).
+pub const MAX_CPUS: usize = 8192;
+const WORDS: usize = MAX_CPUS / 64;
+
+/// A set of CPU numbers `0..MAX_CPUS`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct CpuSet {
+    bits: Box<[u64; WORDS]>,
+}
+
+impl Default for CpuSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CpuSet {
+    /// The empty set.
+    pub fn new() -> Self {
+        Self { bits: Box::new([0; WORDS]) }
+    }
+
+    /// Parse a Linux cpu-list such as `0-3,8,10-11` or `0-31:2/8`. Whitespace around the
+    /// list (a trailing newline from sysfs) is ignored; an empty list is the empty set.
+    pub fn parse_list(s: &str) -> Result<Self, ParseError> {
+        parse::list(s)
+    }
+
+    /// Parse a hex mask such as `ff,ffffffff` (as in `/proc/irq/N/smp_affinity`).
+    pub fn parse_mask(s: &str) -> Result<Self, ParseError> {
+        parse::mask(s)
+    }
+
+    /// Parse either form: a mask if it contains a hex letter or `0x` prefix or has the shape
+    /// of comma-separated 8-digit words, otherwise a cpu-list. Use this for user input.
+    pub fn parse_any(s: &str) -> Result<Self, ParseError> {
+        let t = s.trim();
+        if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            return parse::mask(hex).map_err(|e| e.shifted(2));
+        }
+        let looks_mask = t.contains(|c: char| c.is_ascii_alphabetic() && c.is_ascii_hexdigit())
+            || (t.contains(',')
+                && t.split(',').all(|w| w.len() == 8 && w.chars().all(|c| c.is_ascii_hexdigit())));
+        if looks_mask {
+            parse::mask(t)
+        } else {
+            parse::list(t)
+        }
+    }
+
+    /// A set holding `0..n`.
+    pub fn first_n(n: usize) -> Self {
+        let mut s = Self::new();
+        for c in 0..n.min(MAX_CPUS) {
+            s.insert(c);
+        }
+        s
+    }
+
+    /// Build from CPU numbers; numbers `>= MAX_CPUS` are ignored.
+    pub fn from_cpus<I: IntoIterator<Item = usize>>(cpus: I) -> Self {
+        let mut s = Self::new();
+        for c in cpus {
+            s.insert(c);
+        }
+        s
+    }
+
+    /// Add a CPU; returns false (and does nothing) when `cpu >= MAX_CPUS`.
+    pub fn insert(&mut self, cpu: usize) -> bool {
+        if cpu >= MAX_CPUS {
+            return false;
+        }
+        self.bits[cpu / 64] |= 1 << (cpu % 64);
+        true
+    }
+
+    /// Remove a CPU.
+    pub fn remove(&mut self, cpu: usize) {
+        if cpu < MAX_CPUS {
+            self.bits[cpu / 64] &= !(1 << (cpu % 64));
+        }
+    }
+
+    /// Whether `cpu` is in the set.
+    pub fn contains(&self, cpu: usize) -> bool {
+        cpu < MAX_CPUS && self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// Number of CPUs in the set.
+    pub fn len(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|w| *w == 0)
+    }
+
+    /// The lowest CPU in the set.
+    pub fn first(&self) -> Option<usize> {
+        self.iter().next()
+    }
+
+    /// The highest CPU in the set.
+    pub fn last(&self) -> Option<usize> {
+        let (i, w) = self.bits.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        Some(i * 64 + 63 - w.leading_zeros() as usize)
+    }
+
+    /// CPUs in ascending order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter { set: self, word: 0, cur: self.bits[0] }
+    }
+
+    /// CPUs in ascending order, collected.
+    pub fn to_vec(&self) -> Vec<usize> {
+        self.iter().collect()
+    }
+
+    fn zip(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        let mut out = Self::new();
+        for i in 0..WORDS {
+            out.bits[i] = f(self.bits[i], other.bits[i]);
+        }
+        out
+    }
+
+    /// `self ∪ other`.
+    pub fn union(&self, other: &Self) -> Self {
+        self.zip(other, |a, b| a | b)
+    }
+
+    /// `self ∩ other`.
+    pub fn intersection(&self, other: &Self) -> Self {
+        self.zip(other, |a, b| a & b)
+    }
+
+    /// `self \ other`.
+    pub fn difference(&self, other: &Self) -> Self {
+        self.zip(other, |a, b| a & !b)
+    }
+
+    /// `self △ other`.
+    pub fn symmetric_difference(&self, other: &Self) -> Self {
+        self.zip(other, |a, b| a ^ b)
+    }
+
+    /// Whether every CPU of `self` is in `other`.
+    pub fn is_subset(&self, other: &Self) -> bool {
+        self.bits.iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
+    }
+
+    /// Whether the sets share no CPU.
+    pub fn is_disjoint(&self, other: &Self) -> bool {
+        self.bits.iter().zip(other.bits.iter()).all(|(a, b)| a & b == 0)
+    }
+
+    /// Canonical cpu-list: ascending, ranges of 3+ CPUs as `a-b`, pairs as `a,b`... the
+    /// kernel's own `%*pbl` style, where any run of 2+ is written `a-b`.
+    pub fn to_list(&self) -> String {
+        let mut out = String::new();
+        let mut it = self.iter().peekable();
+        while let Some(start) = it.next() {
+            let mut end = start;
+            while it.peek() == Some(&(end + 1)) {
+                end += 1;
+                it.next();
+            }
+            if !out.is_empty() {
+                out.push(',');
+            }
+            if start == end {
+                out.push_str(&start.to_string());
+            } else {
+                out.push_str(&format!("{start}-{end}"));
+            }
+        }
+        out
+    }
+
+    /// Hex mask in the kernel's `%*pb` style: 32-bit words, most significant first, separated
+    /// by commas, each word 8 digits except the leading one which is as short as
+    /// `nr_words` allows. `width` is the number of CPUs the mask covers (e.g. `nr_cpu_ids`);
+    /// the output has `ceil(width / 32)` words (at least one).
+    pub fn to_mask(&self, width: usize) -> String {
+        let width = width.max(self.last().map_or(1, |l| l + 1));
+        let nwords = width.div_ceil(32).max(1);
+        let mut parts = Vec::with_capacity(nwords);
+        for w in (0..nwords).rev() {
+            let word = ((self.bits[w / 2] >> ((w % 2) * 32)) & 0xffff_ffff) as u32;
+            if w == nwords - 1 {
+                // The kernel prints the top word only as wide as the CPUs it covers.
+                let top_bits = width - w * 32;
+                let digits = top_bits.div_ceil(4).clamp(1, 8);
+                parts.push(format!("{word:0digits$x}"));
+            } else {
+                parts.push(format!("{word:08x}"));
+            }
+        }
+        parts.join(",")
+    }
+}
+
+/// Iterator over the CPUs of a [`CpuSet`] in ascending order.
+#[derive(Debug)]
+pub struct Iter<'a> {
+    set: &'a CpuSet,
+    word: usize,
+    cur: u64,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if self.cur != 0 {
+                let bit = self.cur.trailing_zeros() as usize;
+                self.cur &= self.cur - 1;
+                return Some(self.word * 64 + bit);
+            }
+            self.word += 1;
+            if self.word >= WORDS {
+                return None;
+            }
+            self.cur = self.set.bits[self.word];
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a CpuSet {
+    type Item = usize;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl FromIterator<usize> for CpuSet {
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Self {
+        Self::from_cpus(iter)
+    }
+}
+
+impl fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_list())
+    }
+}
+
+impl fmt::Debug for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuSet({})", self.to_list())
+    }
+}
+
+impl std::str::FromStr for CpuSet {
+    type Err = ParseError;
+    fn from_str(s: &str) -> Result<Self, ParseError> {
+        Self::parse_any(s)
+    }
+}
+
+impl PartialOrd for CpuSet {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for CpuSet {
+    /// Orders by the sorted CPU lists, lexicographically (so `{0,1} < {0,2} < {1}`).
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.iter().cmp(other.iter())
+    }
+}
+
+/// Serialized as the canonical cpu-list string (the JSON contract: `"0-3,8"`).
+impl serde::Serialize for CpuSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_list())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CpuSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        CpuSet::parse_list(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests;

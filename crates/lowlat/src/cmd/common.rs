@@ -1,0 +1,1 @@
+//! Arguments shared by the read-only commands: where the host model comes from.

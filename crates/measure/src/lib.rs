@@ -1,0 +1,1 @@
+//! Timer, noise and tick measurements with real-time threads, and load generators.

@@ -1,0 +1,7 @@
+//! CPU partition planner and kernel-argument rules: pure functions from a host model and
+//! options to a versioned [`Plan`]. The plan file (YAML) is the contract between `plan`,
+//! `render`, `apply`, `revert` and `verify`.
+
+pub mod model;
+
+pub use model::*;

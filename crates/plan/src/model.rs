@@ -1,0 +1,96 @@
+//! The plan file: partition, options, derived kernel arguments and runtime knobs, each with
+//! its reason. Field names are the public contract (`schema_version`, `reserved`, `isolated`,
+//! `offlined`, `kernel_args[]`, `runtime[]`).
+
+use cpuset::CpuSet;
+use serde::{Deserialize, Serialize};
+
+/// Version of the plan file's shape. A plan with a higher version is refused.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub schema_version: u32,
+    /// Profile / role name (`performance`, `worker-cnf`, …).
+    pub name: String,
+    /// The host this plan was computed for (hostname / must-gather node), informative.
+    pub host: Option<String>,
+    /// Housekeeping CPUs.
+    pub reserved: CpuSet,
+    /// CPUs for the latency-critical workload.
+    pub isolated: CpuSet,
+    /// CPUs to take offline.
+    pub offlined: CpuSet,
+    pub options: PlanOptions,
+    /// Boot-time kernel arguments, in render order.
+    pub kernel_args: Vec<KernelArg>,
+    /// Runtime knobs `apply` sets and `verify` checks.
+    pub runtime: Vec<RuntimeItem>,
+    /// One line per decision, in the order taken.
+    pub rationale: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanOptions {
+    /// `lowlat` or `ppc`.
+    pub style: String,
+    /// `default`, `low-latency`, `ultra-low-latency`.
+    pub power: String,
+    pub rt_kernel: bool,
+    pub no_smt: bool,
+    pub split_reserved_across_numa: bool,
+    /// `single-numa-node`, `restricted`, `best-effort`, `none`.
+    pub topology_policy: Option<String>,
+    pub per_pod_power_management: bool,
+    /// `SIZE:COUNT[:NODE]` requests, e.g. `1G:4:0`.
+    pub hugepages: Vec<HugepageRequest>,
+    /// Device the housekeeping CPUs sit near (interface or PCI address).
+    pub near_device: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HugepageRequest {
+    /// `2M`, `1G`.
+    pub size: String,
+    pub count: u64,
+    pub node: Option<usize>,
+}
+
+/// One kernel argument with why it is there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelArg {
+    pub key: String,
+    pub value: Option<String>,
+    pub reason: String,
+}
+
+impl KernelArg {
+    /// `key=value` or `key`.
+    pub fn token(&self) -> String {
+        match &self.value {
+            Some(v) => format!("{}={}", self.key, v),
+            None => self.key.clone(),
+        }
+    }
+}
+
+/// One runtime knob: what to set, to what, why. `apply` turns these into journaled writes;
+/// `verify` checks their effect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RuntimeItem {
+    /// Move every movable IRQ, and the default IRQ mask, to these CPUs.
+    IrqAffinity { cpus: CpuSet, reason: String },
+    /// Unbound workqueue masks (global, writeback, per-workqueue).
+    WorkqueueMask { cpus: CpuSet, reason: String },
+    /// Movable kernel threads' affinity.
+    KthreadAffinity { cpus: CpuSet, reason: String },
+    /// A sysctl (dotted name) and value.
+    Sysctl { name: String, value: String, reason: String },
+    /// A sysfs/procfs file (root-relative path) and value, for knobs without a sysctl name.
+    File { path: String, value: String, reason: String },
+    /// CPU frequency governor on these CPUs.
+    Governor { cpus: CpuSet, governor: String, reason: String },
+    /// Limit C-states on these CPUs to exit latency <= `max_latency_us` (0 = poll only).
+    IdleLimit { cpus: CpuSet, max_latency_us: u64, reason: String },
+}

@@ -1,0 +1,1 @@
+//! Render a plan into cmdline, boot loader, TuneD, OpenShift and Kubernetes outputs (pure).

@@ -1,0 +1,1 @@
+//! Terminal views and the self-contained HTML report.

@@ -1,0 +1,67 @@
+//! Versioned result model shared by every measurement: the [`Envelope`] (schema version,
+//! kind, partial flag, host context, parameters), the fixed-memory [`Histogram`], summary
+//! statistics, and (in their own modules) per-kind results, importers and exporters.
+
+pub mod histogram;
+
+use serde::{Deserialize, Serialize};
+
+pub use histogram::{Histogram, HistogramConfig, Summary};
+
+/// Version of the result files' JSON shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The host facts every result carries, so a number is never read without its context.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostContext {
+    pub hostname: Option<String>,
+    /// `uname -r`.
+    pub kernel: Option<String>,
+    pub realtime: Option<bool>,
+    /// `None` on bare metal, else the hypervisor (results include host noise).
+    pub virtualization: Option<String>,
+    pub cmdline: Option<String>,
+    pub clocksource: Option<String>,
+    /// Canonical cpu-lists.
+    pub isolated: Option<String>,
+    pub nohz_full: Option<String>,
+    pub online: Option<String>,
+    /// Governors in use on the measured CPUs (deduplicated).
+    pub governors: Vec<String>,
+    pub smt_active: Option<bool>,
+    pub cpu_model: Option<String>,
+}
+
+/// Common header of every result file. Per-kind payloads flatten into the same object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    pub schema_version: u32,
+    /// `timer`, `noise`, `ticks`, `fsync`, `watch`, …
+    pub kind: String,
+    /// The run was cut short (Ctrl-C, error, stop on threshold): numbers cover what ran.
+    pub partial: bool,
+    /// lowlat version (with git revision) or the importing tool's name and version.
+    pub tool: String,
+    /// RFC 3339 UTC start time.
+    pub started_at: Option<String>,
+    pub duration_ns: u64,
+    pub host: HostContext,
+    /// The exact parameters, as the measurement understood them.
+    pub params: serde_json::Value,
+}
+
+impl Envelope {
+    /// A fresh envelope of `kind` for this version of lowlat.
+    pub fn new(kind: &str, tool: &str) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            kind: kind.to_string(),
+            partial: false,
+            tool: tool.to_string(),
+            started_at: None,
+            duration_ns: 0,
+            host: HostContext::default(),
+            params: serde_json::Value::Null,
+        }
+    }
+}

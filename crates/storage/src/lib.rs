@@ -1,0 +1,1 @@
+//! fsync latency probe, OS-update interference, mitigations, storage watch.

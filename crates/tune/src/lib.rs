@@ -1,0 +1,1 @@
+//! Apply and revert the runtime tier of a plan through a journaled writer.

@@ -1,0 +1,1 @@
+//! Effect-based checks of a host against a plan.
