@@ -2,6 +2,8 @@
 //! from the tarball (live-only fields aside), on the live host and on the committed fixture
 //! (a snapshot of the 2-vCPU Firecracker VM the project is built on).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test helpers")]
+
 use std::path::Path;
 
 use host::{snapshot, Host, ReadOptions, Root};
