@@ -147,8 +147,8 @@ fn summary(out: &mut String, h: &Host, st: &Style) {
 }
 
 /// Cores grouped by NUMA node then package, each core's threads in order.
-/// (NUMA node, package) → cores, each core its CPUs.
-type NodeCores = BTreeMap<(Option<usize>, Option<i64>), Vec<Vec<usize>>>;
+/// NUMA node → cores (ordered by package then first CPU), each core its CPUs.
+type NodeCores = BTreeMap<Option<usize>, Vec<Vec<usize>>>;
 
 fn cores_by_node(h: &Host) -> NodeCores {
     type Key = (Option<usize>, Option<i64>, Option<i64>);
@@ -157,9 +157,9 @@ fn cores_by_node(h: &Host) -> NodeCores {
         by_core.entry((c.numa_node, c.package, c.core)).or_default().push(c.cpu);
     }
     let mut out = NodeCores::new();
-    for ((node, pkg, _), mut cpus) in by_core {
+    for ((node, _, _), mut cpus) in by_core {
         cpus.sort_unstable();
-        out.entry((node, pkg)).or_default().push(cpus);
+        out.entry(node).or_default().push(cpus);
     }
     for v in out.values_mut() {
         v.sort_by_key(|c| c.first().copied());
@@ -181,15 +181,21 @@ fn topology(out: &mut String, h: &Host, st: &Style) {
     );
     let maxcpu = h.topology.cpus.iter().map(|c| c.cpu).max().unwrap_or(0);
     let cell = maxcpu.to_string().len() + 2;
-    for ((node, pkg), cores) in cores_by_node(h) {
+    for (node, cores) in cores_by_node(h) {
         let cpus: CpuSet = cores.iter().flatten().copied().collect();
+        let pkgs: CpuSet = cpus
+            .iter()
+            .filter_map(|c| h.cpu(c)?.package)
+            .filter_map(|p| usize::try_from(p).ok())
+            .collect();
         let mem =
             node.and_then(|n| h.numa_nodes.iter().find(|x| x.id == n)).and_then(|n| n.mem_total_kb);
         let _ = writeln!(
             out,
-            "  {} package {}: {} cores, cpus {}{}",
+            "  {} {} {}: {} cores, cpus {}{}",
             st.paint(Paint::Bold, &format!("node {}", node.map_or("?".into(), |n| n.to_string()))),
-            pkg.map_or("?".into(), |p| p.to_string()),
+            if pkgs.len() == 1 { "package" } else { "packages" },
+            if pkgs.is_empty() { "?".to_string() } else { pkgs.to_list() },
             cores.len(),
             cpus,
             mem.map_or(String::new(), |m| format!(", {} MiB", m / 1024))
@@ -957,5 +963,82 @@ fn unknowns(out: &mut String, h: &Host, st: &Style) {
     }
     if h.warnings.len() > 20 {
         let _ = writeln!(out, "  … {} more warnings (see --json)", h.warnings.len() - 20);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The view on the must-gather nodes and the committed VM snapshot, as insta snapshots.
+
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn shared_dir() -> PathBuf {
+        let mut d = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+        loop {
+            if d.join("shared/fixtures").is_dir() {
+                return d.join("shared");
+            }
+            assert!(d.pop(), "no shared/ directory beside an ancestor");
+        }
+    }
+
+    fn node(mg: &str, node: &str) -> Host {
+        let dir = shared_dir().join("fixtures/must-gather").join(mg);
+        let mut h = host::read(&host::Root::must_gather(&dir, Some(node)).unwrap());
+        h.source.path = format!("<shared>/fixtures/must-gather/{mg}");
+        h
+    }
+
+    fn vm() -> Host {
+        let p =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures/firecracker-vm.tgz");
+        let mut h = host::read(&host::Root::open(&p).unwrap());
+        h.source.path = "firecracker-vm.tgz".into();
+        h
+    }
+
+    #[test]
+    fn worker1_view() {
+        let h = node("must-gather.bare-metal", "worker1");
+        insta::assert_snapshot!(render(&h, &ViewOptions::default(), &Style::plain(120)));
+    }
+
+    #[test]
+    fn worker2_view() {
+        let h = node("must-gather.bare-metal", "worker2");
+        insta::assert_snapshot!(render(&h, &ViewOptions::default(), &Style::plain(100)));
+    }
+
+    #[test]
+    fn sno_view() {
+        let h = node("must-gather.sno", "ocp47sno-master-0.demo.lab");
+        insta::assert_snapshot!(render(&h, &ViewOptions::default(), &Style::plain(100)));
+    }
+
+    #[test]
+    fn worker1_cpu5_focus() {
+        let h = node("must-gather.bare-metal", "worker1");
+        insta::assert_snapshot!(render(&h, &ViewOptions { cpu: Some(5) }, &Style::plain(120)));
+    }
+
+    #[test]
+    fn vm_view_and_cpu_focus() {
+        let h = vm();
+        insta::assert_snapshot!("vm_view", render(&h, &ViewOptions::default(), &Style::plain(100)));
+        insta::assert_snapshot!(
+            "vm_cpu1",
+            render(&h, &ViewOptions { cpu: Some(1) }, &Style::plain(100))
+        );
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let h = vm();
+        let plain = render(&h, &ViewOptions::default(), &Style::plain(100));
+        assert!(!plain.contains('\x1b'));
+        let col = render(&h, &ViewOptions::default(), &Style { color: true, width: 100 });
+        assert!(col.contains("\x1b[1m"));
     }
 }
