@@ -1,0 +1,3 @@
+//! Exporters: render a result in another tool's format so existing scripts keep working.
+
+pub mod cyclictest;
