@@ -43,9 +43,11 @@ impl LoadSpec {
             "memory" | "mem" => vec![Kind::Memory],
             "io" => vec![Kind::Io],
             "all" => vec![Kind::Cpu, Kind::Memory, Kind::Io],
-            other => return Err(MeasureError::Config(format!(
+            other => {
+                return Err(MeasureError::Config(format!(
                 "--load {other:?}: expected cpu, memory, io or all, optionally followed by :CPUS"
-            ))),
+            )))
+            }
         };
         let cpus = match cpus {
             Some(c) => Some(
