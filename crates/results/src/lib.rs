@@ -2,7 +2,9 @@
 //! kind, partial flag, host context, parameters), the fixed-memory [`Histogram`], summary
 //! statistics, and (in their own modules) per-kind results, importers and exporters.
 
+pub mod fsync;
 pub mod histogram;
+pub mod import;
 
 use serde::{Deserialize, Serialize};
 

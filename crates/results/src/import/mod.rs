@@ -1,0 +1,3 @@
+//! Importers: other tools' outputs turned into lowlat result files.
+
+pub mod fio;
