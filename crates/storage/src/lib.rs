@@ -4,5 +4,11 @@
 
 pub mod bulk;
 pub mod env;
+pub mod error;
+pub mod mitigation;
 pub mod probe;
+pub mod restore;
+pub mod scenario;
 pub mod sys;
+
+pub use error::StorageError;
