@@ -12,3 +12,5 @@ pub mod scenario;
 pub mod sys;
 
 pub use error::StorageError;
+pub mod text;
+pub mod units;

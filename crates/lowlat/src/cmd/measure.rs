@@ -11,7 +11,7 @@ pub enum Command {
     /// Timer ticks and interrupt rates on CPUs kept busy (the "pig" test).
     Ticks,
     /// etcd-style write + fdatasync latency, optionally under interference.
-    Fsync(super::fsync::Args),
+    Fsync(Box<super::fsync::Args>),
     /// A running etcd's own WAL fsync / backend commit histograms over a window.
     Etcd(super::fsync::EtcdArgs),
 }
@@ -22,7 +22,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Timer => super::not_built("measure timer"),
         Command::Noise => super::not_built("measure noise"),
         Command::Ticks => super::not_built("measure ticks"),
-        Command::Fsync(a) => super::fsync::run(a),
+        Command::Fsync(a) => super::fsync::run(*a),
         Command::Etcd(a) => super::fsync::run_etcd(a),
     }
 }
