@@ -1,6 +1,8 @@
 //! The probe's hot loop does not allocate: a counting global allocator sees zero allocations
 //! between `Probe::new` (which does them all) and the end of `Probe::run`.
 
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;

@@ -1,6 +1,8 @@
 //! The second-Ctrl-C undo path restores every registered host write. Its own test binary:
 //! it undoes everything registered in the process.
 
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
 use storage::restore::{undo_all_from_signal, DirGuard, SysfsGuard};
 
 #[test]
