@@ -92,26 +92,9 @@ fn sync_arg(s: &str) -> Result<SyncMode, String> {
     SyncMode::parse(s).ok_or_else(|| format!("{s:?}: expected fdatasync, fsync or dsync"))
 }
 
-/// Host facts for the envelope (kernel, cmdline, hostname, virtualization hint).
+/// Host facts for the envelope, from the host model (`host::read` on the live host).
 pub(crate) fn host_context() -> results::HostContext {
-    let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
-    let kernel = read("/proc/sys/kernel/osrelease");
-    let version = read("/proc/sys/kernel/version").unwrap_or_default();
-    let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
-    results::HostContext {
-        hostname: read("/proc/sys/kernel/hostname"),
-        realtime: Some(
-            version.contains("PREEMPT_RT") || read("/sys/kernel/realtime").as_deref() == Some("1"),
-        ),
-        kernel,
-        virtualization: cpuinfo
-            .lines()
-            .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"))
-            .then(|| "vm".to_string()),
-        cmdline: read("/proc/cmdline"),
-        clocksource: read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
-        ..Default::default()
-    }
+    super::common::host_context(&host::read(&host::Root::live()))
 }
 
 fn specs(
