@@ -2,6 +2,11 @@
 //! options to a versioned [`Plan`]. The plan file (YAML) is the contract between `plan`,
 //! `render`, `apply`, `revert` and `verify`.
 
+pub mod error;
+pub mod layout;
 pub mod model;
+pub mod partition;
+pub mod ppc;
 
+pub use error::PlanError;
 pub use model::*;
