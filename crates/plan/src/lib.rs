@@ -10,3 +10,7 @@ pub mod ppc;
 
 pub use error::PlanError;
 pub use model::*;
+pub mod build;
+pub mod rules;
+
+pub use build::{make_plan, PlanRequest};
