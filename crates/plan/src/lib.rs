@@ -14,3 +14,4 @@ pub mod build;
 pub mod rules;
 
 pub use build::{make_plan, PlanRequest};
+pub mod cluster;
