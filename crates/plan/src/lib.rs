@@ -15,3 +15,4 @@ pub mod rules;
 
 pub use build::{make_plan, PlanRequest};
 pub mod cluster;
+pub mod summary;

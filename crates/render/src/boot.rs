@@ -14,7 +14,11 @@ fn header(plan: &Plan, what: &str) -> String {
         plan.host.as_deref().map(|h| format!(" for {h}")).unwrap_or_default(),
         plan.reserved,
         plan.isolated,
-        if plan.offlined.is_empty() { String::new() } else { format!(", offline {}", plan.offlined) }
+        if plan.offlined.is_empty() {
+            String::new()
+        } else {
+            format!(", offline {}", plan.offlined)
+        }
     )
 }
 
@@ -29,7 +33,9 @@ pub fn grubby(plan: &Plan) -> OutFile {
     s.push_str("# grubby replaces an existing argument's value; reboot to apply.\nset -eu\n");
     s.push_str(&format!("grubby --update-kernel=ALL --args={}\n", sh_quote(&line(plan))));
     if plan.kernel_args.iter().any(|a| a.key == "nohz") {
-        s.push_str("# a conflicting `nohz=off` from an earlier setup is replaced by nohz=on above\n");
+        s.push_str(
+            "# a conflicting `nohz=off` from an earlier setup is replaced by nohz=on above\n",
+        );
     }
     s.push_str("echo 'lowlat: kernel arguments updated; reboot to apply' >&2\n");
     OutFile::script("grubby.sh", s)
@@ -38,8 +44,11 @@ pub fn grubby(plan: &Plan) -> OutFile {
 /// The `GRUB_CMDLINE_LINUX=` edit: merged into an input `/etc/default/grub`, or a drop-in.
 pub fn grub(plan: &Plan, input: Option<&(String, String)>) -> Result<OutFile, RenderError> {
     let Some((name, text)) = input else {
-        let mut s = header(plan, "/etc/default/grub.d/50-lowlat.cfg (Debian/Ubuntu read grub.d drop-ins)");
-        s.push_str("# then: update-grub (Debian) or grub2-mkconfig -o /boot/grub2/grub.cfg (EL); reboot\n");
+        let mut s =
+            header(plan, "/etc/default/grub.d/50-lowlat.cfg (Debian/Ubuntu read grub.d drop-ins)");
+        s.push_str(
+            "# then: update-grub (Debian) or grub2-mkconfig -o /boot/grub2/grub.cfg (EL); reboot\n",
+        );
         s.push_str(&format!("GRUB_CMDLINE_LINUX=\"${{GRUB_CMDLINE_LINUX}} {}\"\n", line(plan)));
         return Ok(OutFile::new("50-lowlat.cfg", s));
     };
@@ -74,7 +83,10 @@ pub fn bls(plan: &Plan, input: Option<&(String, String)>) -> Result<Vec<OutFile>
             "pass --input /boot/loader/entries/<entry>.conf (or loader/entries/boot.conf on systemd-boot)",
         ));
     };
-    if !text.lines().any(|l| l.starts_with("linux") || l.starts_with("title") || l.starts_with("options")) {
+    if !text
+        .lines()
+        .any(|l| l.starts_with("linux") || l.starts_with("title") || l.starts_with("options"))
+    {
         return Err(input_error(
             format!("{name}: no `title`, `linux` or `options` line; this does not look like a boot loader entry"),
             "pass a BLS / systemd-boot entry file",
@@ -96,7 +108,10 @@ pub fn bls(plan: &Plan, input: Option<&(String, String)>) -> Result<Vec<OutFile>
     if !found {
         out.push_str(&format!("options {}\n", line(plan)));
     }
-    Ok(vec![OutFile::new(base.clone(), out), OutFile::new(format!("{base}.lowlat-bak"), text.clone())])
+    Ok(vec![
+        OutFile::new(base.clone(), out),
+        OutFile::new(format!("{base}.lowlat-bak"), text.clone()),
+    ])
 }
 
 /// `rpm-ostree kargs` commands (idempotent: deletes conflicting values, appends missing
@@ -104,7 +119,10 @@ pub fn bls(plan: &Plan, input: Option<&(String, String)>) -> Result<Vec<OutFile>
 pub fn rpm_ostree(plan: &Plan, rt_packages: &[String]) -> OutFile {
     let want = line(plan);
     let mut s = String::from("#!/bin/sh\n");
-    s.push_str(&header(plan, "rpm-ostree kernel arguments (RHCOS / Fedora CoreOS / other ostree hosts)"));
+    s.push_str(&header(
+        plan,
+        "rpm-ostree kernel arguments (RHCOS / Fedora CoreOS / other ostree hosts)",
+    ));
     s.push_str("# On OpenShift prefer `lowlat render openshift` (MachineConfig kernelArguments / kernelType).\nset -eu\n");
     s.push_str(&format!("want={}\n", sh_quote(&want)));
     s.push_str(
@@ -112,16 +130,23 @@ pub fn rpm_ostree(plan: &Plan, rt_packages: &[String]) -> OutFile {
     );
     if plan.options.rt_kernel {
         let pkgs: Vec<String> = if rt_packages.is_empty() {
-            ["core", "modules", "modules-extra"].iter().map(|p| format!("./kernel-rt-{p}-VERSION.rpm")).collect()
+            ["core", "modules", "modules-extra"]
+                .iter()
+                .map(|p| format!("./kernel-rt-{p}-VERSION.rpm"))
+                .collect()
         } else {
             rt_packages.to_vec()
         };
-        let installs: Vec<String> = pkgs.iter().map(|p| format!("--install {}", sh_quote(p))).collect();
+        let installs: Vec<String> =
+            pkgs.iter().map(|p| format!("--install {}", sh_quote(p))).collect();
         s.push_str("\n# Real-time kernel (the RHCOS-RT override procedure): swap the stock kernel packages for\n");
         s.push_str("# kernel-rt in one transaction. Pass the RPMs with `lowlat render rpm-ostree --rt-package FILE`.\n");
         s.push_str("if rpm-ostree status -b | grep -q 'kernel-rt-core'; then\n");
         s.push_str("  # already on an RT kernel: replace the overlay with the given build in one transaction\n");
-        s.push_str(&format!("  rpm-ostree uninstall kernel-rt-core kernel-rt-modules kernel-rt-modules-extra {}\n", installs.join(" ")));
+        s.push_str(&format!(
+            "  rpm-ostree uninstall kernel-rt-core kernel-rt-modules kernel-rt-modules-extra {}\n",
+            installs.join(" ")
+        ));
         s.push_str("else\n");
         s.push_str(&format!(
             "  rpm-ostree override remove kernel kernel-core kernel-modules kernel-modules-extra {}\n",

@@ -70,7 +70,8 @@ fn same_meaning(existing: &str, planned: &str) -> bool {
 /// appended in plan order. Returns the new line and the replaced tokens.
 pub fn merge(existing: &str, plan: &Plan) -> (String, Vec<String>) {
     let planned: Vec<String> = plan.kernel_args.iter().map(KernelArg::token).collect();
-    let plan_has_hugepages = plan.kernel_args.iter().any(|a| HUGEPAGE_KEYS.contains(&a.key.as_str()));
+    let plan_has_hugepages =
+        plan.kernel_args.iter().any(|a| HUGEPAGE_KEYS.contains(&a.key.as_str()));
     let mut out: Vec<String> = vec![];
     let mut placed = vec![false; planned.len()];
     let mut replaced = vec![];

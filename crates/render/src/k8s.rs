@@ -25,8 +25,13 @@ pub fn test_cpus(plan: &Plan, opts: &RenderOptions) -> usize {
 
 /// The Job and the load Deployment.
 pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
-    let (nk, nv) = plan.options.node_selector.clone().unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new()));
-    let runtime_class = opts.runtime_class.clone().unwrap_or_else(|| format!("performance-{}", plan.name));
+    let (nk, nv) = plan
+        .options
+        .node_selector
+        .clone()
+        .unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new()));
+    let runtime_class =
+        opts.runtime_class.clone().unwrap_or_else(|| format!("performance-{}", plan.name));
     let cpus = test_cpus(plan, opts);
     let ns = opts.namespace.clone();
     let annotations = map(vec![
@@ -46,7 +51,13 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
                 (
                     "template",
                     map(vec![
-                        ("metadata", map(vec![("annotations", annotations), ("labels", map(vec![("app", s("lowlat-latency-test"))]))])),
+                        (
+                            "metadata",
+                            map(vec![
+                                ("annotations", annotations),
+                                ("labels", map(vec![("app", s("lowlat-latency-test"))])),
+                            ]),
+                        ),
                         (
                             "spec",
                             map(vec![
@@ -62,24 +73,51 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
                                         (
                                             "env",
                                             seq(vec![
-                                                map(vec![("name", s("LATENCY_TEST_RUNTIME")), ("value", s(opts.duration.clone()))]),
-                                                map(vec![("name", s("MAXIMUM_LATENCY")), ("value", s(opts.max_latency_us.to_string()))]),
+                                                map(vec![
+                                                    ("name", s("LATENCY_TEST_RUNTIME")),
+                                                    ("value", s(opts.duration.clone())),
+                                                ]),
+                                                map(vec![
+                                                    ("name", s("MAXIMUM_LATENCY")),
+                                                    ("value", s(opts.max_latency_us.to_string())),
+                                                ]),
                                                 map(vec![
                                                     ("name", s("NODE_NAME")),
-                                                    ("valueFrom", map(vec![("fieldRef", map(vec![("fieldPath", s("spec.nodeName"))]))])),
+                                                    (
+                                                        "valueFrom",
+                                                        map(vec![(
+                                                            "fieldRef",
+                                                            map(vec![(
+                                                                "fieldPath",
+                                                                s("spec.nodeName"),
+                                                            )]),
+                                                        )]),
+                                                    ),
                                                 ]),
                                             ]),
                                         ),
                                         ("resources", guaranteed(cpus, "1Gi")),
                                         ("securityContext", map(vec![("privileged", b(true))])),
-                                        ("volumeMounts", seq(vec![map(vec![("mountPath", s("/results")), ("name", s("results"))])])),
+                                        (
+                                            "volumeMounts",
+                                            seq(vec![map(vec![
+                                                ("mountPath", s("/results")),
+                                                ("name", s("results")),
+                                            ])]),
+                                        ),
                                     ])]),
                                 ),
                                 (
                                     "volumes",
                                     seq(vec![map(vec![
                                         ("name", s("results")),
-                                        ("hostPath", map(vec![("path", s("/var/lib/lowlat/results")), ("type", s("DirectoryOrCreate"))])),
+                                        (
+                                            "hostPath",
+                                            map(vec![
+                                                ("path", s("/var/lib/lowlat/results")),
+                                                ("type", s("DirectoryOrCreate")),
+                                            ]),
+                                        ),
                                     ])]),
                                 ),
                             ]),
@@ -114,7 +152,17 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
                                         ("image", s(opts.image.clone())),
                                         (
                                             "command",
-                                            seq(vec![s("stress-ng"), s("--cpu"), s("1"), s("--vm"), s("1"), s("--vm-bytes"), s("128M"), s("--timeout"), s("0")]),
+                                            seq(vec![
+                                                s("stress-ng"),
+                                                s("--cpu"),
+                                                s("1"),
+                                                s("--vm"),
+                                                s("1"),
+                                                s("--vm-bytes"),
+                                                s("128M"),
+                                                s("--timeout"),
+                                                s("0"),
+                                            ]),
                                         ),
                                         ("resources", guaranteed(1, "256Mi")),
                                     ])]),
@@ -126,7 +174,11 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
             ]),
         ),
     ]);
-    let ns_doc = map(vec![("apiVersion", s("v1")), ("kind", s("Namespace")), ("metadata", map(vec![("name", s(ns))]))]);
+    let ns_doc = map(vec![
+        ("apiVersion", s("v1")),
+        ("kind", s("Namespace")),
+        ("metadata", map(vec![("name", s(ns))])),
+    ]);
     let h = format!(
         "lowlat plan `{}`: latency test on {cpus} isolated CPU{} for {} (threshold {} us), load on the other {load_replicas}.\nStart the load first (kubectl apply -f load.yaml), then the test; results land in /var/lib/lowlat/results on the node.",
         plan.name,

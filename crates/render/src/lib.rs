@@ -130,14 +130,21 @@ pub(crate) fn input_error(problem: impl Into<String>, fix: impl Into<String>) ->
 
 /// The OpenShift role a plan renders for.
 pub fn role(plan: &Plan, opts: &RenderOptions) -> String {
-    opts.role
-        .clone()
-        .or_else(|| plan.options.mcp_name.clone())
-        .unwrap_or_else(|| if plan.options.rt_kernel { "worker-rt".into() } else { "worker-lowlat".into() })
+    opts.role.clone().or_else(|| plan.options.mcp_name.clone()).unwrap_or_else(|| {
+        if plan.options.rt_kernel {
+            "worker-rt".into()
+        } else {
+            "worker-lowlat".into()
+        }
+    })
 }
 
 /// Render `target` for `plan`.
-pub fn render(plan: &Plan, target: Target, opts: &RenderOptions) -> Result<Vec<OutFile>, RenderError> {
+pub fn render(
+    plan: &Plan,
+    target: Target,
+    opts: &RenderOptions,
+) -> Result<Vec<OutFile>, RenderError> {
     Ok(match target {
         Target::Cmdline => vec![cmdline::render(plan, opts.explain)],
         Target::Grubby => vec![boot::grubby(plan)],
@@ -146,7 +153,9 @@ pub fn render(plan: &Plan, target: Target, opts: &RenderOptions) -> Result<Vec<O
         Target::RpmOstree => vec![boot::rpm_ostree(plan, &opts.rt_packages)],
         Target::Tuned => tuned::render(plan),
         Target::Openshift => openshift::render(plan, &role(plan, opts)),
-        Target::PerformanceProfile => vec![openshift::performance_profile_file(plan, opts.role.as_deref())],
+        Target::PerformanceProfile => {
+            vec![openshift::performance_profile_file(plan, opts.role.as_deref())]
+        }
         Target::Systemd => vec![misc::systemd(plan)],
         Target::Irqbalance => vec![misc::irqbalance(plan)],
         Target::K8sLatencyTest => k8s::render(plan, opts, &role(plan, opts)),

@@ -13,7 +13,10 @@ use crate::OutFile;
 const ROLE_LABEL: &str = "machineconfiguration.openshift.io/role";
 
 fn node_selector(plan: &Plan, role: &str) -> (String, String) {
-    plan.options.node_selector.clone().unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new()))
+    plan.options
+        .node_selector
+        .clone()
+        .unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new()))
 }
 
 fn header(plan: &Plan, role: &str) -> String {
@@ -22,7 +25,11 @@ fn header(plan: &Plan, role: &str) -> String {
         plan.name,
         plan.reserved,
         plan.isolated,
-        if plan.offlined.is_empty() { String::new() } else { format!(", offline {}", plan.offlined) }
+        if plan.offlined.is_empty() {
+            String::new()
+        } else {
+            format!(", offline {}", plan.offlined)
+        }
     )
 }
 
@@ -63,7 +70,11 @@ fn offline_unit(plan: &Plan) -> Option<Value> {
         plan.offlined,
         cpus.join(" ")
     );
-    Some(map(vec![("contents", s(contents)), ("enabled", b(true)), ("name", s("lowlat-cpus-offline.service"))]))
+    Some(map(vec![
+        ("contents", s(contents)),
+        ("enabled", b(true)),
+        ("name", s("lowlat-cpus-offline.service")),
+    ]))
 }
 
 /// MachineConfig with the kernel type and arguments.
@@ -76,7 +87,13 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
     map(vec![
         ("apiVersion", s("machineconfiguration.openshift.io/v1")),
         ("kind", s("MachineConfig")),
-        ("metadata", map(vec![("name", s(format!("50-lowlat-{role}"))), ("labels", map(vec![(ROLE_LABEL, s(role))]))])),
+        (
+            "metadata",
+            map(vec![
+                ("name", s(format!("50-lowlat-{role}"))),
+                ("labels", map(vec![(ROLE_LABEL, s(role))])),
+            ]),
+        ),
         (
             "spec",
             map(vec![
@@ -109,7 +126,10 @@ pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
         kc.push(("memoryManagerPolicy", s("Static")));
         kc.push((
             "reservedMemory",
-            seq(vec![map(vec![("numaNode", int(0)), ("limits", map(vec![("memory", s("1100Mi"))]))])]),
+            seq(vec![map(vec![
+                ("numaNode", int(0)),
+                ("limits", map(vec![("memory", s("1100Mi"))])),
+            ])]),
         ));
     }
     map(vec![
@@ -119,7 +139,10 @@ pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
         (
             "spec",
             map(vec![
-                ("machineConfigPoolSelector", map(vec![("matchLabels", map(vec![(ROLE_LABEL, s(role))]))])),
+                (
+                    "machineConfigPoolSelector",
+                    map(vec![("matchLabels", map(vec![(ROLE_LABEL, s(role))]))]),
+                ),
                 ("kubeletConfig", map(kc)),
             ]),
         ),
@@ -133,7 +156,13 @@ pub fn tuned_cr(plan: &Plan, role: &str) -> Value {
     map(vec![
         ("apiVersion", s("tuned.openshift.io/v1")),
         ("kind", s("Tuned")),
-        ("metadata", map(vec![("name", s(name.clone())), ("namespace", s("openshift-cluster-node-tuning-operator"))])),
+        (
+            "metadata",
+            map(vec![
+                ("name", s(name.clone())),
+                ("namespace", s("openshift-cluster-node-tuning-operator")),
+            ]),
+        ),
         (
             "spec",
             map(vec![
@@ -176,7 +205,10 @@ pub fn render(plan: &Plan, role: &str) -> Vec<OutFile> {
 /// PerformanceProfile v2, shaped like the Performance Profile Creator's output.
 pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
     let o = &plan.options;
-    let role = role.map(str::to_string).or_else(|| o.mcp_name.clone()).unwrap_or_else(|| "worker-cnf".into());
+    let role = role
+        .map(str::to_string)
+        .or_else(|| o.mcp_name.clone())
+        .unwrap_or_else(|| "worker-cnf".into());
     let mut spec: Vec<(&str, Value)> = vec![];
     let ppc = o.style == "ppc";
     if o.no_smt {
@@ -203,7 +235,10 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
             .collect();
         spec.push((
             "hugepages",
-            map(vec![("defaultHugepagesSize", s(o.hugepages[0].size.clone())), ("pages", seq(pages))]),
+            map(vec![
+                ("defaultHugepagesSize", s(o.hugepages[0].size.clone())),
+                ("pages", seq(pages)),
+            ]),
         ));
     }
     let (mk, mv) = o.mcp_selector.clone().unwrap_or_else(|| (ROLE_LABEL.into(), role.clone()));
@@ -215,7 +250,10 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
     spec.push(("nodeSelector", map(vec![(nk, s(nv))])));
     spec.push((
         "numa",
-        map(vec![("topologyPolicy", s(o.topology_policy.clone().unwrap_or_else(|| "restricted".into())))]),
+        map(vec![(
+            "topologyPolicy",
+            s(o.topology_policy.clone().unwrap_or_else(|| "restricted".into())),
+        )]),
     ));
     spec.push(("realTimeKernel", map(vec![("enabled", b(o.rt_kernel))])));
     if o.workload_hints || !ppc {
@@ -239,5 +277,8 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
 
 /// The PerformanceProfile as a file (PPC prints `---` first).
 pub fn performance_profile_file(plan: &Plan, role: Option<&str>) -> OutFile {
-    OutFile::new("performance-profile.yaml", format!("---\n{}", doc(&performance_profile(plan, role))))
+    OutFile::new(
+        "performance-profile.yaml",
+        format!("---\n{}", doc(&performance_profile(plan, role))),
+    )
 }

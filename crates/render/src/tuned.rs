@@ -87,7 +87,9 @@ pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
         .runtime
         .iter()
         .filter_map(|r| match r {
-            RuntimeItem::File { path, value, .. } if path.contains("/hugepages-") => Some((path.as_str(), value.as_str())),
+            RuntimeItem::File { path, value, .. } if path.contains("/hugepages-") => {
+                Some((path.as_str(), value.as_str()))
+            }
             _ => None,
         })
         .collect();
@@ -104,7 +106,10 @@ pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
     if with_bootloader {
         s.push_str("[bootloader]\n# the plan's arguments are the whole TuneD boot line: clear the parents' keys\n");
         s.push_str("cmdline_network_latency=\n");
-        s.push_str(&format!("cmdline_cpu_part={} tuned.non_isolcpus=${{not_isolated_cpumask}}\n", crate::cmdline::line(plan)));
+        s.push_str(&format!(
+            "cmdline_cpu_part={} tuned.non_isolcpus=${{not_isolated_cpumask}}\n",
+            crate::cmdline::line(plan)
+        ));
     } else if low {
         s.push_str("# kernel arguments come from the MachineConfig's kernelArguments\n");
     }
@@ -114,7 +119,10 @@ pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
 /// The profile directory.
 pub fn render(plan: &Plan) -> Vec<OutFile> {
     let dir = profile_name(plan);
-    let mut vars = format!("# lowlat plan `{}`: CPU sets for {dir}\nisolated_cores={}\n", plan.name, plan.isolated);
+    let mut vars = format!(
+        "# lowlat plan `{}`: CPU sets for {dir}\nisolated_cores={}\n",
+        plan.name, plan.isolated
+    );
     if plan.options.isolcpus_domain {
         vars.push_str(&format!("no_balance_cores={}\n", plan.isolated));
     }
