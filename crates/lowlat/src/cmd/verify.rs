@@ -159,9 +159,10 @@ fn planned_files(root: &Root, plan: &Plan, host: &mut host::Host) -> BTreeMap<St
         }
     }
     for name in names {
-        if !host.sysctls.values.contains_key(&name) {
-            if let Ok(v) = root.read_trimmed(&format!("proc/sys/{}", name.replace('.', "/"))) {
-                host.sysctls.values.insert(name, v);
+        let path = format!("proc/sys/{}", name.replace('.', "/"));
+        if let std::collections::btree_map::Entry::Vacant(e) = host.sysctls.values.entry(name) {
+            if let Ok(v) = root.read_trimmed(&path) {
+                e.insert(v);
             }
         }
     }
