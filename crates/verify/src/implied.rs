@@ -76,5 +76,6 @@ pub fn implied_plan(host: &Host) -> Plan {
         kernel_args,
         runtime,
         rationale: vec!["isolated = isolcpus ∪ nohz_full from /proc/cmdline; housekeeping = the other online CPUs".into()],
+        smt_disabled: CpuSet::new(),
     }
 }
