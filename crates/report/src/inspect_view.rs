@@ -704,7 +704,7 @@ fn tasks(out: &mut String, h: &Host, st: &Style) {
         "USER",
         "ALLOWED KTH",
         "ALLOWED USER",
-        "RT THREADS (last ran here)",
+        "RT THREADS",
     ])
     .right(&[0, 1, 2, 3, 4, 5, 6]);
     for cpu in h.online_cpus().iter() {
@@ -720,17 +720,14 @@ fn tasks(out: &mut String, h: &Host, st: &Style) {
                 })
                 .count()
         };
-        let mut rts: Vec<String> = ran
-            .iter()
-            .filter(|x| rt(x))
-            .map(|x| format!("{}:{}{}", x.comm, x.policy, x.rt_priority))
-            .collect();
-        rts.sort();
-        rts.dedup();
-        let rts_s = if rts.len() > 4 {
-            format!("{} … (+{})", rts[..4].join(" "), rts.len() - 4)
-        } else {
-            rts.join(" ")
+        // RT threads that last ran here: how many, and the highest-priority one.
+        let mut rts: Vec<&&Task> = ran.iter().filter(|x| rt(x)).collect();
+        rts.sort_by_key(|x| (std::cmp::Reverse(x.rt_priority), x.pid, x.tid));
+        let rts_s = match rts.first() {
+            Some(top) => {
+                format!("{} (top: {} {}{})", rts.len(), top.comm, top.policy, top.rt_priority)
+            }
+            None => "0".into(),
         };
         let (ak, au) = (allowed(true), allowed(false));
         let flag = |n: usize| {
