@@ -18,9 +18,11 @@ T=bench/inspect-time.py
 echo "machine: $(nproc) CPUs, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 echo "threads on this host: $(ls -d /proc/[0-9]*/task/* | wc -l), IRQ rows: $(wc -l < /proc/interrupts)"
 echo
-echo "| what | median ms | min ms | max ms |"
-echo "|---|---:|---:|---:|"
-row() { read -r med min max < <(python3 "$T" "$1" "$2"); echo "| $3 | $med | $min | $max |"; }
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| what | wall median ms | wall min ms | wall max ms | CPU median ms |"
+echo "|---|---:|---:|---:|---:|"
+row() { read -r med min max cpu < <(python3 "$T" "$1" "$2"); echo "| $3 | $med | $min | $max | $cpu |"; }
 row "$RUNS_LIVE" "$BIN inspect --json" "live: lowlat inspect --json ($RUNS_LIVE runs)"
 row "$RUNS_LIVE" "$BIN inspect" "live: lowlat inspect (table, $RUNS_LIVE runs)"
 row "$RUNS_LIVE" "ps -eTo psr,pid,tid,policy,rtprio,cmd; cat /proc/interrupts" "live: ps -eTo … + cat /proc/interrupts ($RUNS_LIVE runs)"
@@ -34,3 +36,5 @@ for spec in "128 12500 500" "256 25000 1000" "512 50000 2000"; do
     row "$RUNS_TREE" "cat $DIR/t$1/proc/[0-9]*/task/*/stat $DIR/t$1/proc/[0-9]*/task/*/status $DIR/t$1/proc/interrupts" "tree $1 CPUs: shell read of the same task files + interrupts"
 done
 rm -rf "$DIR"
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
