@@ -3,6 +3,8 @@
 //! result then says `"realtime": false`), and check the JSON contract names, exit codes,
 //! Ctrl-C handling and the cyclictest-compatible text.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
 use std::path::PathBuf;
 use std::process::Command as StdCommand;
 use std::time::Duration;
