@@ -112,7 +112,9 @@ impl Recorder {
         let sq = f64::from_bits(self.sum_sq.load(Relaxed)) + (v as f64) * (v as f64);
         self.sum_sq.store(sq.to_bits(), Relaxed);
         self.last.store(v, Relaxed);
-        if let Some(s) = self.per_second_max.get(sec % self.per_second_max.len()) {
+        let len = self.per_second_max.len();
+        let slot = if sec < len { sec } else { sec % len };
+        if let Some(s) = self.per_second_max.get(slot) {
             raise(s, v);
         }
         if v >= self.threshold_ns {
