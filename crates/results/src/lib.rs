@@ -3,6 +3,7 @@
 //! statistics, and (in their own modules) per-kind results, importers and exporters.
 
 pub mod export;
+pub mod fsync;
 pub mod histogram;
 pub mod import;
 pub mod latency;

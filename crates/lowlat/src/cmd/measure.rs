@@ -22,7 +22,7 @@ pub enum Command {
     /// Timer ticks and interrupt rates on CPUs kept busy (the "pig" test).
     Ticks(TicksArgs),
     /// etcd-style write + fdatasync latency, optionally under interference.
-    Fsync(super::fsync::Args),
+    Fsync(Box<super::fsync::Args>),
     /// A running etcd's own WAL fsync / backend commit histograms over a window.
     Etcd(super::fsync::EtcdArgs),
 }
@@ -135,7 +135,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Timer(a) => timer(a),
         Command::Noise(a) => noise(a),
         Command::Ticks(a) => ticks(a),
-        Command::Fsync(a) => super::fsync::run(a),
+        Command::Fsync(a) => super::fsync::run(*a),
         Command::Etcd(a) => super::fsync::run_etcd(a),
     }
 }

@@ -3,6 +3,7 @@
 //! its literal `"cmdline:"` keys) become [`crate::latency::LatencyResult`]s.
 
 pub mod cyclictest;
+pub mod fio;
 pub mod oslat;
 mod rtjson;
 
