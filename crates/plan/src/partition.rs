@@ -147,7 +147,11 @@ pub fn plan(layout: &Layout, req: &PartitionRequest) -> Result<Partition, PlanEr
     }
     if !out.reserved.contains(boot) {
         return Err(PlanError::invalid(
-            format!("housekeeping {} does not include the boot CPU {boot}", out.reserved),
+            if out.reserved.is_empty() {
+                format!("no housekeeping CPU left: the boot CPU {boot} must stay housekeeping")
+            } else {
+                format!("housekeeping {} does not include the boot CPU {boot}", out.reserved)
+            },
             format!("add CPU {boot} (and its siblings) to --reserved-cpus, or leave it out of --isolated"),
         ));
     }
