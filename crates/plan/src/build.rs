@@ -155,6 +155,11 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         rules::kernel_args(&reserved, &isolated, &options)
     };
     let runtime = rules::runtime_items(&reserved, &isolated, &options, &facts(host));
+    if let Some(hv) = &host.virtualization {
+        rationale.push(format!(
+            "note: this host runs under {hv}; the hypervisor's own scheduling adds latency no guest tuning removes (pin and isolate the vCPUs on the host too)"
+        ));
+    }
     rationale.push(format!(
         "power mode {}{}: {} kernel arguments, {} runtime knobs",
         options.power,

@@ -358,7 +358,7 @@ fn pick_reserved(
             } else if Some(c.llc) == anchor {
                 format!("housekeeping {set}: NUMA node {node}, same last-level cache as the other housekeeping cores")
             } else {
-                format!("housekeeping {set}: NUMA node {node}, next core (the housekeeping LLC is full)")
+                format!("housekeeping {set}: NUMA node {node}, next core by number (no free core shares the other housekeeping cores' last-level cache)")
             };
             why.push(reason);
         }
