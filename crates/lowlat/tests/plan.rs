@@ -226,3 +226,61 @@ fn bad_input_names_the_problem_and_a_fix() {
         .code(2)
         .stderr(predicate::str::contains("nosuch"));
 }
+
+/// A synthetic must-gather whose pool `worker-cnf` holds nodes `a` (worker1's snapshot) and
+/// `b` (the snapshot of `b_from`).
+fn pool_must_gather(dir: &std::path::Path, b_from: &str) -> PathBuf {
+    let bm = PathBuf::from(mg("must-gather.bare-metal"));
+    let find = |node: &str| -> PathBuf {
+        let base = std::fs::read_dir(&bm).unwrap().next().unwrap().unwrap().path();
+        base.join("nodes").join(node).join("sysinfo.tgz")
+    };
+    let root = dir.join("mg");
+    let csr = root.join("cluster-scoped-resources");
+    std::fs::create_dir_all(csr.join("core/nodes")).unwrap();
+    std::fs::create_dir_all(csr.join("machineconfiguration.openshift.io/machineconfigpools"))
+        .unwrap();
+    for (n, from) in [("a", "worker1"), ("b", b_from)] {
+        std::fs::write(
+            csr.join(format!("core/nodes/{n}.yaml")),
+            format!("metadata:\n  name: {n}\n  labels:\n    node-role.kubernetes.io/worker: \"\"\n    node-role.kubernetes.io/worker-cnf: \"\"\n"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("nodes").join(n)).unwrap();
+        std::fs::copy(find(from), root.join("nodes").join(n).join("sysinfo.tgz")).unwrap();
+    }
+    std::fs::write(
+        csr.join("machineconfiguration.openshift.io/machineconfigpools/worker-cnf.yaml"),
+        "metadata:\n  name: worker-cnf\n  labels:\n    machineconfiguration.openshift.io/role: worker-cnf\nspec:\n  nodeSelector:\n    matchLabels:\n      node-role.kubernetes.io/worker-cnf: \"\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        csr.join("machineconfiguration.openshift.io/machineconfigpools/worker.yaml"),
+        "metadata:\n  name: worker\n  labels:\n    pools.operator.machineconfiguration.openshift.io/worker: \"\"\nspec:\n  nodeSelector:\n    matchLabels:\n      node-role.kubernetes.io/worker: \"\"\n",
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn pool_nodes_must_share_one_topology() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = pool_must_gather(&dir.path().join("same"), "worker1");
+    lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(&same)
+        .args(["--mcp-name", "worker-cnf", "--yaml"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("host: a"));
+    let differ = pool_must_gather(&dir.path().join("differ"), "worker2");
+    lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(&differ)
+        .args(["--mcp-name", "worker-cnf"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "targeted nodes differ: nodes a and b have different topology",
+        ));
+}
