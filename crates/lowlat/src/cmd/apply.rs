@@ -35,6 +35,10 @@ pub struct Args {
     /// task affinities are skipped there).
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysroot: Option<PathBuf>,
+    /// Pause this many milliseconds after each change (crash testing: kill it midway, then
+    /// `lowlat revert`).
+    #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
+    pub step_delay: u64,
 }
 
 /// Load and check a plan file; problems are usage errors naming the file.
