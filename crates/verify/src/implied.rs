@@ -75,6 +75,7 @@ pub fn implied_plan(host: &Host) -> Plan {
         options: PlanOptions { rt_kernel: host.kernel.realtime == Some(true), ..Default::default() },
         kernel_args,
         runtime,
+        smt_disabled: CpuSet::new(),
         rationale: vec!["isolated = isolcpus ∪ nohz_full from /proc/cmdline; housekeeping = the other online CPUs".into()],
     }
 }

@@ -105,6 +105,7 @@ fn plan(iso: &str, hk: &str) -> Plan {
             reason: String::new(),
         }],
         rationale: vec![],
+        smt_disabled: CpuSet::new(),
     }
 }
 

@@ -49,16 +49,8 @@ pub fn load_plan(path: &Path) -> anyhow::Result<plan::Plan> {
             path.display()
         ))
     })?;
-    let p: plan::Plan = serde_norway::from_str(&text)
-        .map_err(|e| usage(format!("plan {} is not a valid lowlat plan: {e}", path.display())))?;
-    if p.schema_version > plan::SCHEMA_VERSION {
-        return Err(usage(format!(
-            "plan {} has schema_version {}, this lowlat reads up to {}: upgrade lowlat",
-            path.display(),
-            p.schema_version,
-            plan::SCHEMA_VERSION
-        )));
-    }
+    let p = plan::Plan::from_yaml(&text, &path.display().to_string())
+        .map_err(|e| usage(e.to_string()))?;
     Ok(p)
 }
 
@@ -95,7 +87,7 @@ fn pending_block(plan: &plan::Plan, host: &host::Host, plan_path: &Path) -> Stri
         let _ = writeln!(out, "  {:<40} {}", a.token(), a.reason);
     }
     let _ =
-        writeln!(out, "  make them with:  lowlat render --plan {} cmdline", plan_path.display());
+        writeln!(out, "  make them with:  lowlat render --plan {} grubby   (or bls, grub, rpm-ostree, openshift; `cmdline` prints them)", plan_path.display());
     let _ = writeln!(
         out,
         "              or:  grubby --update-kernel=ALL --args=\"{}\"",
