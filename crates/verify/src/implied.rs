@@ -77,6 +77,5 @@ pub fn implied_plan(host: &Host) -> Plan {
         runtime,
         smt_disabled: CpuSet::new(),
         rationale: vec!["isolated = isolcpus ∪ nohz_full from /proc/cmdline; housekeeping = the other online CPUs".into()],
-        smt_disabled: CpuSet::new(),
     }
 }
