@@ -64,6 +64,16 @@ fn open(sysroot: &Option<PathBuf>) -> anyhow::Result<(host::Root, RealWriter)> {
     }
 }
 
+/// Print to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -134,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         out.push_str(&notes_block(&changes.notes));
         out.push_str(&pending_block(&plan, &host, &args.plan));
-        print!("{out}");
+        emit(&out)?;
         return Ok(ExitCode::Ok);
     }
 
@@ -186,7 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.push_str(&notes_block(&changes.notes));
             out.push_str(&pending_block(&plan, &host, &args.plan));
             let _ = writeln!(out, "undo with: lowlat revert --journal {}", args.journal.display());
-            print!("{out}");
+            emit(&out)?;
             Ok(ExitCode::Ok)
         }
         Err(e @ ApplyError::Partial { .. }) => {
@@ -251,7 +261,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let (_, mut writer) = open(&args.sysroot)?;
     let _lock = Lock::acquire(&args.journal).map_err(|e| usage(e.to_string()))?;
     let Some(records) = journal::read(&args.journal).map_err(|e| usage(e.to_string()))? else {
-        println!("nothing to revert: no journal at {}", args.journal.display());
+        emit(&format!("nothing to revert: no journal at {}\n", args.journal.display()))?;
         return Ok(ExitCode::Ok);
     };
     let rep = match txn::revert(&mut writer, &records) {
@@ -261,7 +271,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
                 let aside = with_suffix(&args.journal, "forgotten");
                 std::fs::rename(&args.journal, &aside)
                     .with_context(|| format!("moving the journal to {}", aside.display()))?;
-                println!("{e}\nmoved {} to {}", args.journal.display(), aside.display());
+                emit(&format!("{e}\nmoved {} to {}\n", args.journal.display(), aside.display()))?;
                 return Ok(ExitCode::Ok);
             }
             return Err(usage(format!("refusing to revert {}: {e}", args.journal.display())));
@@ -303,7 +313,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
                 e.message
             );
         }
-        print!("{out}");
+        emit(&out)?;
         return Err(CodedError {
             code: ExitCode::PartialApply,
             message: format!(
@@ -324,6 +334,6 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     std::fs::rename(&args.journal, &done)
         .with_context(|| format!("moving the journal to {}", done.display()))?;
     let _ = writeln!(out, "journal kept as {}", done.display());
-    print!("{out}");
+    emit(&out)?;
     Ok(ExitCode::Ok)
 }
