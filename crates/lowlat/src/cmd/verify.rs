@@ -230,6 +230,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             hk,
             if live { String::new() } else { "; live-only checks are n.a.".into() }
         ))?;
+        if plan.isolated.is_empty() {
+            super::apply::emit("note: the plan isolates no CPU, so most checks have nothing to check; make one with `lowlat plan -o plan.yaml` and pass --plan\n\n")?;
+        }
         super::apply::emit(&render::table(&report))?;
     }
     Ok(if report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })
