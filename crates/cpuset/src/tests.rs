@@ -46,10 +46,7 @@ fn errors_name_position_and_text() {
 fn parses_masks() {
     assert_eq!(CpuSet::parse_mask("ff\n").unwrap().to_list(), "0-7");
     assert_eq!(CpuSet::parse_mask("00000001,00000000").unwrap().to_list(), "32");
-    assert_eq!(
-        CpuSet::parse_mask("ffff,ffffffff,ffffffff").unwrap().to_list(),
-        "0-79",
-    );
+    assert_eq!(CpuSet::parse_mask("ffff,ffffffff,ffffffff").unwrap().to_list(), "0-79",);
     assert!(CpuSet::parse_mask("").is_err());
     let e = CpuSet::parse_mask("ff,zz").unwrap_err();
     assert_eq!((e.pos, e.text.as_str()), (3, "zz"));
