@@ -127,6 +127,10 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
 macro_rules! plot_body {
     ($root:expr, $chart:expr, $x:expr, $y:expr, $ylo:expr, $yhi:expr, $xr:expr) => {{
         let c = $chart;
+        // CPU numbers are integers: no 2.5 tick.
+        let int_x = c.x_label == "CPU";
+        let x_fmt =
+            move |v: &f64| if int_x && v.fract().abs() > 1e-9 { String::new() } else { tick(*v) };
         let mut cc = ChartBuilder::on($root)
             .caption(&c.title, ("sans-serif", 20))
             .margin(12)
@@ -137,7 +141,7 @@ macro_rules! plot_body {
         cc.configure_mesh()
             .x_desc(&c.x_label)
             .y_desc(&c.y_label)
-            .x_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&x_fmt)
             .y_label_formatter(&|v| tick(*v))
             .light_line_style(RGBColor(235, 235, 235))
             .label_style(("sans-serif", 13))
