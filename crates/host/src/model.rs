@@ -16,6 +16,9 @@ pub struct Host {
     pub schema_version: u32,
     /// Where the data came from: `live`, a directory, a tarball, a must-gather node.
     pub source: Source,
+    /// `/proc/sys/kernel/hostname`, when known.
+    #[serde(default)]
+    pub hostname: Option<String>,
     pub cpus: Cpus,
     pub topology: Topology,
     pub numa_nodes: Vec<NumaNode>,
@@ -138,6 +141,12 @@ pub struct Kernel {
     pub version: Option<String>,
     /// PREEMPT_RT: from `/sys/kernel/realtime`, the version string or the release name.
     pub realtime: Option<bool>,
+    /// Where `realtime` came from (`/sys/kernel/realtime`, the version string, the release name).
+    #[serde(default)]
+    pub realtime_evidence: Option<String>,
+    /// Where `release` came from when `osrelease` was absent (`BOOT_IMAGE` in the cmdline).
+    #[serde(default)]
+    pub release_source: Option<String>,
     /// The preemption model named in the version string (`PREEMPT_RT`, `PREEMPT_DYNAMIC`, …).
     pub preempt: Option<String>,
     /// `/proc/cmdline`, raw.

@@ -1,0 +1,180 @@
+//! Reading a host through a [`Root`]: each area's files are read in exactly one module here,
+//! parsed with `crate::parse`, and assembled into a [`Host`]. Missing files become
+//! [`Unknown`] entries, garbage becomes [`Warning`]s; nothing here panics on input.
+
+mod devices;
+mod irqs;
+mod kernel;
+mod memory;
+mod power;
+mod system;
+mod tasks;
+mod topology;
+
+use std::collections::HashSet;
+
+use cpuset::CpuSet;
+
+use crate::model::{Host, Unknown, Warning, SCHEMA_VERSION};
+use crate::parse::LineIssue;
+use crate::root::{ReadError, Root};
+
+/// What to read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Read at most this many processes' threads (lowest PIDs first); `None` = all.
+    pub max_processes: Option<usize>,
+    /// Skip `/proc/*/task/*` entirely.
+    pub skip_tasks: bool,
+}
+
+/// Read everything lowlat knows how to read.
+pub fn read(root: &Root) -> Host {
+    read_with(root, &ReadOptions::default())
+}
+
+/// Read with options.
+pub fn read_with(root: &Root, opts: &ReadOptions) -> Host {
+    let mut cx = Ctx::new(root);
+    let mut host = Host {
+        schema_version: SCHEMA_VERSION,
+        source: root.source().clone(),
+        ..Default::default()
+    };
+    topology::read(&mut cx, &mut host);
+    kernel::read(&mut cx, &mut host);
+    power::read(&mut cx, &mut host);
+    irqs::read(&mut cx, &mut host);
+    if !opts.skip_tasks {
+        tasks::read(&mut cx, &mut host, opts.max_processes);
+    }
+    system::read(&mut cx, &mut host);
+    memory::read(&mut cx, &mut host);
+    devices::read(&mut cx, &mut host);
+    host.unknown = cx.unknown;
+    host.warnings = cx.warnings;
+    host.findings = crate::findings::evaluate(&host);
+    host
+}
+
+/// Read state: the root plus the unknown/warning lists being built.
+pub(crate) struct Ctx<'a> {
+    pub root: &'a Root,
+    pub unknown: Vec<Unknown>,
+    pub warnings: Vec<Warning>,
+    seen_unknown: HashSet<String>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(root: &'a Root) -> Self {
+        Self { root, unknown: Vec::new(), warnings: Vec::new(), seen_unknown: HashSet::new() }
+    }
+
+    /// Note that `field` is unknown (once per field).
+    pub fn unknown(&mut self, field: &str, path: &str, reason: String) {
+        if self.seen_unknown.insert(field.to_string()) {
+            self.unknown.push(Unknown { field: field.into(), path: path.into(), reason });
+        }
+    }
+
+    pub fn warn(&mut self, path: &str, line: Option<usize>, message: impl Into<String>) {
+        self.warnings.push(Warning { path: path.into(), line, message: message.into() });
+    }
+
+    pub fn issues(&mut self, path: &str, issues: Vec<LineIssue>) {
+        for i in issues {
+            self.warn(path, Some(i.line), i.message);
+        }
+    }
+
+    /// Read a file's text; a failure marks `field` unknown.
+    pub fn text(&mut self, field: &str, path: &str) -> Option<String> {
+        match self.root.read_string(path) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.unknown(field, path, e.reason());
+                None
+            }
+        }
+    }
+
+    /// Read a file's text; a missing file is silently `None` (optional files), other
+    /// failures mark `field` unknown.
+    pub fn opt_text(&mut self, field: &str, path: &str) -> Option<String> {
+        match self.root.read_string(path) {
+            Ok(s) => Some(s),
+            Err(ReadError::NotFound { .. }) => None,
+            Err(e) => {
+                self.unknown(field, path, e.reason());
+                None
+            }
+        }
+    }
+
+    /// A trimmed one-line value (`None` when missing or empty).
+    pub fn value(&mut self, field: &str, path: &str) -> Option<String> {
+        self.text(field, path).map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+
+    /// A trimmed optional one-line value.
+    pub fn opt_value(&mut self, field: &str, path: &str) -> Option<String> {
+        self.opt_text(field, path).map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+
+    /// An integer file.
+    pub fn opt_int<T: std::str::FromStr>(&mut self, field: &str, path: &str) -> Option<T> {
+        let v = self.opt_value(field, path)?;
+        match crate::parse::int(&v) {
+            Some(n) => Some(n),
+            None => {
+                self.warn(path, Some(1), format!("expected a number, found {v:?}"));
+                None
+            }
+        }
+    }
+
+    /// A cpu-list file; garbage gives a warning. `mask` reads the hex form instead.
+    pub fn cpus(&mut self, field: &str, path: &str, optional: bool) -> Option<CpuSet> {
+        let v = if optional { self.opt_text(field, path)? } else { self.text(field, path)? };
+        self.parse_cpus(
+            path,
+            &v,
+            path.ends_with("affinity") || path.ends_with("cpumask") || path.ends_with("_map"),
+        )
+    }
+
+    pub fn parse_cpus(&mut self, path: &str, v: &str, mask: bool) -> Option<CpuSet> {
+        let r = if mask { CpuSet::parse_mask(v) } else { CpuSet::parse_list(v) };
+        match r {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.warn(
+                    path,
+                    Some(1),
+                    format!("not a CPU {}: {e}", if mask { "mask" } else { "list" }),
+                );
+                None
+            }
+        }
+    }
+
+    /// A directory listing; missing → `None` silently, other errors mark `field` unknown.
+    pub fn list(&mut self, field: &str, path: &str) -> Option<Vec<String>> {
+        match self.root.list_dir(path) {
+            Ok(v) => Some(v),
+            Err(ReadError::NotFound { .. }) => None,
+            Err(e) => {
+                self.unknown(field, path, e.reason());
+                None
+            }
+        }
+    }
+}
+
+/// Names `prefixN` in a listing, as numbers, sorted.
+pub(crate) fn numbered(names: &[String], prefix: &str) -> Vec<usize> {
+    let mut v: Vec<usize> =
+        names.iter().filter_map(|n| n.strip_prefix(prefix)?.parse().ok()).collect();
+    v.sort_unstable();
+    v
+}

@@ -1,0 +1,303 @@
+//! Where host files come from: the live `/`, an unpacked directory, a `.tgz` read in memory,
+//! or a must-gather node's `sysinfo.tgz`. Paths given to a [`Root`] are root-relative
+//! (`proc/cmdline`, `sys/devices/system/cpu`); `..` and absolute paths are refused and symlinks
+//! are resolved inside the tree, never outside it. A [`Root`] can record every access so that
+//! `lowlat snapshot` captures exactly what was read.
+
+mod must_gather;
+mod resolve;
+mod tgz;
+
+use std::fmt;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use must_gather::{find_nodes, MustGatherError};
+pub use resolve::{normalize, Resolved};
+pub use tgz::TgzError;
+
+use crate::model::Source;
+
+/// Why a file could not be read. Missing files are normal (containers, old kernels,
+/// must-gathers): callers turn them into "unknown".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error("{path}: not present")]
+    NotFound { path: String },
+    #[error("{path}: permission denied")]
+    PermissionDenied { path: String },
+    #[error("{path}: {message}")]
+    Other { path: String, message: String },
+    #[error("{path}: refused ({message})")]
+    Refused { path: String, message: String },
+}
+
+impl ReadError {
+    /// Short reason for the "unknown" list.
+    pub fn reason(&self) -> String {
+        match self {
+            ReadError::NotFound { .. } => "not present".to_string(),
+            ReadError::PermissionDenied { .. } => "permission denied".to_string(),
+            ReadError::Other { message, .. } | ReadError::Refused { message, .. } => {
+                message.clone()
+            }
+        }
+    }
+
+    /// Whether the file simply does not exist.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ReadError::NotFound { .. })
+    }
+
+    fn from_io(path: &str, e: &std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => ReadError::NotFound { path: path.to_string() },
+            std::io::ErrorKind::PermissionDenied => {
+                ReadError::PermissionDenied { path: path.to_string() }
+            }
+            _ => match e.raw_os_error() {
+                // ENOTDIR: a path component is a file; ENODEV/ENXIO/ESRCH: vanished process.
+                Some(20) | Some(3) => ReadError::NotFound { path: path.to_string() },
+                _ => ReadError::Other { path: path.to_string(), message: e.to_string() },
+            },
+        }
+    }
+}
+
+/// Error opening a root.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{path}: does not exist (give a directory, a .tgz snapshot, or a must-gather directory with --must-gather)")]
+    Missing { path: PathBuf },
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Tgz(#[from] TgzError),
+    #[error(transparent)]
+    MustGather(#[from] MustGatherError),
+}
+
+/// One recorded access (for `lowlat snapshot`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// A file read: its bytes, or why it failed.
+    Read { path: String, result: Result<Vec<u8>, ReadError> },
+    /// A directory listed: the names, or why it failed.
+    List { path: String, result: Result<Vec<String>, ReadError> },
+    /// A symlink read.
+    Link { path: String, result: Result<String, ReadError> },
+}
+
+#[derive(Debug)]
+enum Backend {
+    Live,
+    Dir(resolve::DirTree),
+    Tgz(tgz::TgzTree),
+}
+
+/// A view of a host's `/proc` and `/sys`. Cheap to share by reference; `Sync`.
+#[derive(Debug)]
+pub struct Root {
+    backend: Backend,
+    source: Source,
+    record: Option<Arc<Mutex<Vec<Access>>>>,
+}
+
+/// Handle on the accesses a recording [`Root`] made.
+#[derive(Debug, Clone, Default)]
+pub struct Recorder(Arc<Mutex<Vec<Access>>>);
+
+impl Recorder {
+    /// Every access so far, in order.
+    pub fn accesses(&self) -> Vec<Access> {
+        match self.0.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+}
+
+impl fmt::Display for Root {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source.node {
+            Some(n) => write!(f, "{} (node {n})", self.source.path),
+            None => f.write_str(&self.source.path),
+        }
+    }
+}
+
+impl Root {
+    /// The live host (`/`).
+    pub fn live() -> Self {
+        Self {
+            backend: Backend::Live,
+            source: Source { kind: "live".into(), path: "/".into(), node: None },
+            record: None,
+        }
+    }
+
+    /// A directory holding `proc/` and `sys/`, or a `.tgz`/`.tar.gz` snapshot (read in memory).
+    pub fn open(path: &Path) -> Result<Self, OpenError> {
+        let meta = std::fs::metadata(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                OpenError::Missing { path: path.to_path_buf() }
+            } else {
+                OpenError::Io { path: path.to_path_buf(), source: e }
+            }
+        })?;
+        if meta.is_dir() {
+            Ok(Self {
+                backend: Backend::Dir(resolve::DirTree::new(path.to_path_buf())),
+                source: Source { kind: "dir".into(), path: path.display().to_string(), node: None },
+                record: None,
+            })
+        } else {
+            let tree = tgz::TgzTree::open(path)?;
+            Ok(Self {
+                backend: Backend::Tgz(tree),
+                source: Source { kind: "tgz".into(), path: path.display().to_string(), node: None },
+                record: None,
+            })
+        }
+    }
+
+    /// A tarball already in memory (gzip-compressed or plain tar).
+    pub fn from_tgz_bytes(name: &str, bytes: &[u8]) -> Result<Self, OpenError> {
+        let tree = tgz::TgzTree::from_bytes(name, bytes)?;
+        Ok(Self {
+            backend: Backend::Tgz(tree),
+            source: Source { kind: "tgz".into(), path: name.to_string(), node: None },
+            record: None,
+        })
+    }
+
+    /// A must-gather directory: finds `**/nodes/<node>/sysinfo.tgz`. Without a node name it
+    /// fails with the list of nodes found.
+    pub fn must_gather(dir: &Path, node: Option<&str>) -> Result<Self, OpenError> {
+        let tgz_path = must_gather::locate(dir, node)?;
+        let tree = tgz::TgzTree::open(&tgz_path)?;
+        Ok(Self {
+            backend: Backend::Tgz(tree),
+            source: Source {
+                kind: "must-gather".into(),
+                path: dir.display().to_string(),
+                node: node.map(str::to_string),
+            },
+            record: None,
+        })
+    }
+
+    /// Where the data comes from (for the model's `source`).
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// Whether this is the running host (live-only fields are read only then).
+    pub fn is_live(&self) -> bool {
+        matches!(self.backend, Backend::Live)
+    }
+
+    /// Start recording every access; returns the handle to read them back.
+    pub fn recording(mut self) -> (Self, Recorder) {
+        let rec = Recorder::default();
+        self.record = Some(rec.0.clone());
+        (self, rec)
+    }
+
+    fn push(&self, a: Access) {
+        if let Some(r) = &self.record {
+            match r.lock() {
+                Ok(mut g) => g.push(a),
+                Err(p) => p.into_inner().push(a),
+            }
+        }
+    }
+
+    /// Read a file's bytes.
+    pub fn read_bytes(&self, rel: &str) -> Result<Vec<u8>, ReadError> {
+        let res = self.read_bytes_inner(rel);
+        if self.record.is_some() {
+            self.push(Access::Read { path: rel.to_string(), result: res.clone() });
+        }
+        res
+    }
+
+    fn read_bytes_inner(&self, rel: &str) -> Result<Vec<u8>, ReadError> {
+        let rel = normalize(rel)?;
+        match &self.backend {
+            Backend::Live => {
+                let p = format!("/{rel}");
+                let mut f = std::fs::File::open(&p).map_err(|e| ReadError::from_io(&rel, &e))?;
+                let mut buf = Vec::with_capacity(4096);
+                f.read_to_end(&mut buf).map_err(|e| ReadError::from_io(&rel, &e))?;
+                Ok(buf)
+            }
+            Backend::Dir(d) => d.read(&rel),
+            Backend::Tgz(t) => t.read(&rel),
+        }
+    }
+
+    /// Read a file as text (invalid UTF-8 is replaced, never an error).
+    pub fn read_string(&self, rel: &str) -> Result<String, ReadError> {
+        let b = self.read_bytes(rel)?;
+        Ok(match String::from_utf8(b) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// Read a one-line sysfs/procfs value, trimmed.
+    pub fn read_trimmed(&self, rel: &str) -> Result<String, ReadError> {
+        Ok(self.read_string(rel)?.trim().to_string())
+    }
+
+    /// Names in a directory, sorted (numeric-aware order is the caller's business).
+    pub fn list_dir(&self, rel: &str) -> Result<Vec<String>, ReadError> {
+        let res = self.list_dir_inner(rel);
+        if self.record.is_some() {
+            self.push(Access::List { path: rel.to_string(), result: res.clone() });
+        }
+        res
+    }
+
+    fn list_dir_inner(&self, rel: &str) -> Result<Vec<String>, ReadError> {
+        let rel = normalize(rel)?;
+        let mut names = match &self.backend {
+            Backend::Live => {
+                let p = format!("/{rel}");
+                let rd = std::fs::read_dir(&p).map_err(|e| ReadError::from_io(&rel, &e))?;
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            }
+            Backend::Dir(d) => d.list(&rel)?,
+            Backend::Tgz(t) => t.list(&rel)?,
+        };
+        names.sort();
+        Ok(names)
+    }
+
+    /// The target of a symlink, as stored (relative links stay relative).
+    pub fn read_link(&self, rel: &str) -> Result<String, ReadError> {
+        let res = self.read_link_inner(rel);
+        if self.record.is_some() {
+            self.push(Access::Link { path: rel.to_string(), result: res.clone() });
+        }
+        res
+    }
+
+    fn read_link_inner(&self, rel: &str) -> Result<String, ReadError> {
+        let rel = normalize(rel)?;
+        match &self.backend {
+            Backend::Live => std::fs::read_link(format!("/{rel}"))
+                .map(|p| p.to_string_lossy().into_owned())
+                .map_err(|e| ReadError::from_io(&rel, &e)),
+            Backend::Dir(d) => d.read_link(&rel),
+            Backend::Tgz(t) => t.read_link(&rel),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

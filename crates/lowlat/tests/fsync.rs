@@ -1,0 +1,290 @@
+//! CLI tests of `lowlat measure fsync`: the JSON contract, fio's JSON shape, bad input
+//! refused before any write, scratch files removed on every exit path, Ctrl-C handling and
+//! the scheduler restored (root-only tests are marked ignored and restore the host).
+
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+fn lowlat() -> Command {
+    Command::cargo_bin("lowlat").unwrap()
+}
+
+fn entries(d: &Path) -> Vec<String> {
+    std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn short_run_writes_contract_json_and_fio_shape_and_cleans_up() {
+    let d = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (j, f) = (out.path().join("r.json"), out.path().join("fio.json"));
+    let o = lowlat()
+        .args([
+            "measure",
+            "fsync",
+            "--size",
+            "230000",
+            "--file-size",
+            "1m",
+            "--window",
+            "100ms",
+            "--dir",
+        ])
+        .arg(d.path())
+        .arg("--json")
+        .arg(&j)
+        .arg("--fio-json")
+        .arg(&f)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("pwrite 2300 B + fdatasync")
+            && stdout.contains("verdict: etcd p99 < 10 ms"),
+        "{stdout}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["kind"], "fsync");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["partial"], false);
+    assert_eq!(v["ops"], 100);
+    for k in ["min", "avg", "max", "stddev", "p50", "p90", "p99", "p999", "p9999"] {
+        assert!(v["lat_ns"][k].is_u64(), "lat_ns.{k}");
+    }
+    assert!(v["lat_ns"]["min"].as_u64() <= v["lat_ns"]["p99"].as_u64());
+    assert!(!v["windows"].as_array().unwrap().is_empty());
+    assert_eq!(v["scenarios"][0]["name"], "baseline");
+    assert!(v["environment"]["fs_type"].is_string());
+    assert_eq!(v["etcd_buckets"].as_array().unwrap().len(), 15);
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    assert_eq!(fio["jobs"][0]["sync"]["lat_ns"]["N"], 100);
+    assert_eq!(
+        fio["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"],
+        v["scenarios"][0]["lat_ns"]["p99"],
+        "fio-shaped p99 is lowlat's p99"
+    );
+    assert!(entries(d.path()).is_empty(), "scratch removed: {:?}", entries(d.path()));
+}
+
+fn refused(args: &[&str], dir: &Path, needle: &str) {
+    let o = lowlat().args(["measure", "fsync", "--dir"]).arg(dir).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {needle:?} not in {err}");
+}
+
+#[test]
+fn bad_input_fails_before_writing() {
+    let d = tempfile::tempdir().unwrap();
+    refused(&[], &d.path().join("nope"), "nope");
+    refused(&["--size", "100t"], d.path(), "MiB are free");
+    refused(&["--interference", "fsync-per-file", "--bulk-size", "100t"], d.path(), "MiB are free");
+    refused(&["--interference", "ostree"], d.path(), "expected fsync-per-file");
+    refused(
+        &["--mitigation", "scheduler=cfq", "--interference", "no-sync"],
+        d.path(),
+        "unknown I/O scheduler",
+    );
+    refused(&["--mitigation", "ionice-idle"], d.path(), "add --interference");
+    refused(&["--interference", "no-sync,trickle"], d.path(), "need --matrix");
+    assert!(entries(d.path()).is_empty());
+    let file = d.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    refused(&[], &file, "not a directory");
+}
+
+#[test]
+fn scheduler_the_device_lacks_is_refused() {
+    // /dev/shm is tmpfs: no block device, so no scheduler to switch.
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        return;
+    }
+    let d = tempfile::tempdir_in(shm).unwrap();
+    refused(
+        &["--interference", "no-sync", "--mitigation", "scheduler=bfq"],
+        d.path(),
+        "scheduler=bfq",
+    );
+    assert!(entries(d.path()).is_empty());
+}
+
+fn sigint_after(
+    mut child: std::process::Child,
+    after: Duration,
+    times: u32,
+) -> std::process::Output {
+    std::thread::sleep(after);
+    for _ in 0..times {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc_kill(child.id() as i32, 2) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill_on_timeout();
+    child.wait_with_output().unwrap()
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+trait KillOnTimeout {
+    fn kill_on_timeout(&mut self) -> std::io::Result<()>;
+}
+
+impl KillOnTimeout for std::process::Child {
+    fn kill_on_timeout(&mut self) -> std::io::Result<()> {
+        for _ in 0..300 {
+            if self.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.kill()
+    }
+}
+
+#[test]
+fn ctrl_c_writes_partial_result_and_removes_scratch() {
+    let d = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let j = out.path().join("r.json");
+    let child = lowlat()
+        .args([
+            "measure",
+            "fsync",
+            "--duration",
+            "60s",
+            "--rate",
+            "200",
+            "--file-size",
+            "4m",
+            "--dir",
+        ])
+        .arg(d.path())
+        .arg("--json")
+        .arg(&j)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = sigint_after(child, Duration::from_millis(1500), 1);
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["partial"], true);
+    assert!(v["ops"].as_u64().unwrap() > 50, "{}", v["ops"]);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+fn scheduler_of_tmp() -> Option<(std::path::PathBuf, String)> {
+    let p = Path::new("/sys/block/vda/queue/scheduler");
+    let s = std::fs::read_to_string(p).ok()?;
+    let cur = s
+        .split_whitespace()
+        .find(|w| w.starts_with('['))?
+        .trim_matches(|c| c == '[' || c == ']')
+        .to_string();
+    Some((p.to_path_buf(), cur))
+}
+
+#[test]
+#[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
+fn scheduler_is_restored_after_run_and_after_double_ctrl_c() {
+    let Some((path, before)) = scheduler_of_tmp() else { return };
+    let other = if before == "bfq" { "mq-deadline" } else { "bfq" };
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let m = format!("scheduler={other}");
+    // Normal run.
+    let o = lowlat()
+        .args([
+            "measure",
+            "fsync",
+            "--duration",
+            "1s",
+            "--bulk-size",
+            "16m",
+            "--bulk-delay",
+            "100ms",
+            "--interference",
+            "no-sync",
+            "--mitigation",
+            &m,
+            "--dir",
+        ])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!("-> {other} for the run")),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(std::fs::read_to_string(&path).unwrap().contains(&format!("[{before}]")));
+    // Double Ctrl-C: exits at once from the signal handler, which writes the old value back.
+    let child = lowlat()
+        .args([
+            "measure",
+            "fsync",
+            "--duration",
+            "60s",
+            "--rate",
+            "100",
+            "--bulk-size",
+            "16m",
+            "--interference",
+            "no-sync",
+            "--mitigation",
+            &m,
+            "--dir",
+        ])
+        .arg(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = sigint_after(child, Duration::from_millis(1500), 2);
+    let now = std::fs::read_to_string(&path).unwrap();
+    if !now.contains(&format!("[{before}]")) {
+        std::fs::write(&path, &before).unwrap();
+        panic!("scheduler not restored after double Ctrl-C: {now}");
+    }
+    assert_eq!(o.status.code(), Some(130));
+}
+
+#[test]
+#[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
+fn read_only_filesystem_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "ro,size=1m", "lowlat-ro"])
+        .arg(d.path())
+        .status();
+    if !ok.is_ok_and(|s| s.success()) {
+        return; // no mount privilege in this environment
+    }
+    let o = lowlat()
+        .args(["measure", "fsync", "--duration", "1s", "--dir"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    let _ = Command::new("umount").arg(d.path()).status();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("read-only"), "{err}");
+}
