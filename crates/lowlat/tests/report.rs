@@ -1,6 +1,8 @@
 //! CLI tests of `lowlat report`: HTML written with the terminal summary, compare mode, and
 //! input errors (exit 2 naming the file).
 
+#![allow(clippy::expect_used)]
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 

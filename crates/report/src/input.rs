@@ -43,11 +43,31 @@ impl Doc {
         Ok(Self::from_value(source, value))
     }
 
-    /// Read and parse a file.
+    /// Read and parse a file: a lowlat JSON document, or a cyclictest / oslat output (text
+    /// or `--json`) or fio JSON, converted by the `results` importers.
     pub fn load(path: &Path) -> Result<Self, Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Read { path: path.display().to_string(), source: e })?;
-        Self::parse(&path.display().to_string(), &text)
+        Self::parse_any(&path.display().to_string(), &text)
+    }
+
+    /// Parse a lowlat document or import another tool's output (see [`Doc::load`]).
+    pub fn parse_any(source: &str, text: &str) -> Result<Self, Error> {
+        let native = Self::parse(source, text);
+        if native.as_ref().is_ok_and(|d| d.kind != "unknown") {
+            return native;
+        }
+        match import(text) {
+            Some(Ok(value)) => Ok(Self::from_value(source, value)),
+            Some(Err(message)) => Err(Error::Parse { path: source.to_string(), message }),
+            None => native.and_then(|d| {
+                if d.value.get("jobs").is_some() || d.value.get("thread").is_some() {
+                    Err(Error::Parse { path: source.to_string(), message: "not understood".into() })
+                } else {
+                    Ok(d)
+                }
+            }),
+        }
     }
 
     /// The common envelope fields (all optional).
@@ -59,6 +79,30 @@ impl Doc {
     pub fn view<T: for<'de> Deserialize<'de>>(&self) -> Result<T, Error> {
         view(&self.value).map_err(|message| Error::Parse { path: self.source.clone(), message })
     }
+}
+
+/// Which tool wrote `text`, by content: `Some(Ok(json))` when imported, `Some(Err)` when it
+/// looks like that tool's output but does not parse, `None` when it looks like none of them.
+fn import(text: &str) -> Option<Result<Value, String>> {
+    let to_value = |r: Result<Value, serde_json::Error>| r.map_err(|e| e.to_string());
+    if text.contains("\"fio version\"") || text.contains("\"jobs\"") {
+        let r = results::import::fio::import(text).map_err(|e| format!("fio JSON: {e}"));
+        return Some(r.and_then(|r| to_value(serde_json::to_value(r))));
+    }
+    let oslat =
+        text.contains("oslat") || text.contains("Counter Freq") || text.contains("\"freq\"");
+    let cyclictest =
+        text.contains("Latencies:") || text.contains("cyclictest") || text.contains("T: 0");
+    if oslat {
+        let r = results::import::oslat::import(text).map_err(|e| format!("oslat output: {e}"));
+        return Some(r.and_then(|r| to_value(serde_json::to_value(r))));
+    }
+    if cyclictest || text.contains("\"thread\"") {
+        let r = results::import::cyclictest::import(text)
+            .map_err(|e| format!("cyclictest output: {e}"));
+        return Some(r.and_then(|r| to_value(serde_json::to_value(r))));
+    }
+    None
 }
 
 fn view<T: for<'de> Deserialize<'de>>(v: &Value) -> Result<T, String> {
@@ -161,6 +205,25 @@ pub struct ThreadView {
     pub attribution: Option<Value>,
     /// Threshold breaches (timestamps), counted only.
     pub breaches: Option<Value>,
+    /// Noise: per-second noise time (ns).
+    pub per_second_noise_ns: Vec<u64>,
+    /// Noise: the worst seconds with what the CPU did in them.
+    pub worst_seconds: Vec<WorstSecondView>,
+}
+
+/// One attributed worst second of a noise run.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct WorstSecondView {
+    pub second: u64,
+    pub max_ns: u64,
+    pub noise_ns: u64,
+    /// `[name, count]` pairs.
+    pub interrupts: Vec<(String, u64)>,
+    pub softirqs: Vec<(String, u64)>,
+    pub context_switches: Option<u64>,
+    /// One-line explanation written by the measurement.
+    pub text: String,
 }
 
 /// A timer or noise result (`threads[]`).
@@ -170,6 +233,12 @@ pub struct LatencyView {
     pub threads: Vec<ThreadView>,
     /// Optional series at the top level: `{cpu, max_ns[]}` per CPU.
     pub series: Vec<SeriesView>,
+    /// Threshold breaches `{cpu, t_ns, value_ns}`.
+    pub breaches: Vec<Value>,
+    /// The load that ran on the housekeeping CPUs (`{kind, cpus, command}`).
+    pub load: Option<Value>,
+    /// Notes the measurement wrote (privileges missing, throttling, …).
+    pub notes: Vec<String>,
 }
 
 /// A per-CPU series kept beside the threads.
@@ -213,6 +282,8 @@ pub struct WindowView {
     /// Window start, seconds since the run began.
     #[serde(alias = "t_s", alias = "second", alias = "start_s")]
     pub t: Option<f64>,
+    /// Window start, ns since the run began (lowlat's `windows[]`).
+    pub start_ns: Option<u64>,
     pub ops: Option<u64>,
     pub p50_ns: Option<u64>,
     pub p99_ns: Option<u64>,
@@ -221,6 +292,10 @@ pub struct WindowView {
 }
 
 impl WindowView {
+    /// Window start in seconds, from either shape.
+    pub fn start_s(&self) -> Option<f64> {
+        self.t.or_else(|| self.start_ns.map(|n| n as f64 / 1e9))
+    }
     /// The window's p99 (ns), from either shape.
     pub fn p99(&self) -> Option<u64> {
         self.p99_ns.or_else(|| self.lat_ns.as_ref().and_then(|l| l.p99))

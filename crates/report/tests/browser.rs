@@ -1,4 +1,6 @@
 //! Browser test: Debian's `chromium` loads the report headless. The test asserts no console
+
+#![allow(clippy::expect_used)]
 //! or page errors, every chart SVG has a non-zero rendered size, nothing is fetched from
 //! anywhere (a CSP violation or a resource-timing entry would say so), and saves a screenshot
 //! (`target/tmp/report-screenshot.png`, `report-compare-screenshot.png`) for a person to look at.

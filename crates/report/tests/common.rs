@@ -2,7 +2,7 @@
 //! keeps the data a golden file should pin (verdicts, tables, chart shapes) without the
 //! thousands of chart points.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::expect_used)]
 
 use std::path::PathBuf;
 

@@ -75,7 +75,9 @@ pub fn rows(docs: &[Doc]) -> Vec<(String, String)> {
         );
     }
     for d in docs.iter().filter(|d| d.kind != "inspect") {
-        let h = d.envelope().host;
+        let mut h = d.envelope().host;
+        h.isolated = h.isolated.filter(|s| !s.is_empty());
+        h.nohz_full = h.nohz_full.filter(|s| !s.is_empty());
         if h == Default::default() {
             continue;
         }

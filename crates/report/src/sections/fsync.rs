@@ -34,7 +34,7 @@ fn fsync_limits(ctx: &Ctx<'_>) -> Vec<Marker> {
 fn window_points(ws: &[WindowView], f: fn(&WindowView) -> Option<u64>) -> Vec<(f64, f64)> {
     ws.iter()
         .enumerate()
-        .filter_map(|(i, w)| Some((w.t.unwrap_or(i as f64), f(w)? as f64 / 1e6)))
+        .filter_map(|(i, w)| Some((w.start_s().unwrap_or(i as f64), f(w)? as f64 / 1e6)))
         .collect()
 }
 

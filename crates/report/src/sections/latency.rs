@@ -18,7 +18,7 @@ pub fn bin_histogram(buckets: &[BucketView], x_max_ns: u64, nbins: usize) -> Vec
     let width = nice_width(x_max_ns.max(1).div_ceil(nbins.max(1) as u64)) as f64;
     let nbins = ((x_max_ns.max(1) as f64 / width).ceil() as usize).max(1);
     let mut bins = vec![0u64; nbins];
-    for b in buckets {
+    for b in buckets.iter().filter(|b| (b.lo_ns as f64) < width * nbins as f64) {
         let mid = b.lo_ns as f64 + (b.hi_ns.saturating_sub(b.lo_ns) as f64) / 2.0;
         let i = ((mid / width) as usize).min(nbins - 1);
         if let Some(c) = bins.get_mut(i) {
@@ -107,7 +107,12 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         "{} of {}{}",
         fmt_duration_s(env.duration_ns.unwrap_or(0) / 1_000_000_000),
         env.tool.clone().unwrap_or_else(|| "lowlat".into()),
-        env.params.get("load").map(|l| format!(", load: {}", value_text(l))).unwrap_or_default()
+        view.load
+            .as_ref()
+            .or_else(|| env.params.get("load"))
+            .filter(|l| !l.is_null())
+            .map(|l| format!(", load: {}", value_text(l)))
+            .unwrap_or_else(|| ", no load recorded".to_string())
     );
     if threads.is_empty() {
         headlines.push(Headline::new(
@@ -163,6 +168,18 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         ),
     });
     blocks.push(Block::Table(percentile_table(&threads, thr, noise)));
+    for n in &view.notes {
+        blocks.push(Block::Note(Note { verdict: Verdict::Warn, text: n.clone() }));
+    }
+    if !view.breaches.is_empty() {
+        blocks.push(Block::Note(Note {
+            verdict: Verdict::Warn,
+            text: format!(
+                "{} threshold breaches recorded with their time.",
+                fmt_count(view.breaches.len() as u64)
+            ),
+        }));
+    }
 
     // Histograms: linear x up to the worst max, log y, one line per CPU.
     let with_hist: Vec<&ThreadView> = threads
@@ -187,9 +204,10 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         let nbins = ctx.opts.max_points.clamp(10, 1000);
         let overflow: u64 =
             with_hist.iter().filter_map(|t| t.histogram.as_ref()).map(|h| h.overflow).sum();
-        blocks.push(Block::Chart(Chart {
-            id: "hist".into(),
-            title: format!("{title} histogram per CPU"),
+        let body = 2 * with_hist.iter().filter_map(|t| t.p999_ns).max().unwrap_or(0).max(500);
+        let hist_chart = |id: &str, title: String, x_max: u64, caption: String| Chart {
+            id: id.into(),
+            title,
             x_label: "latency (µs)".into(),
             y_label: "samples (log scale)".into(),
             y_scale: Scale::Log,
@@ -206,14 +224,34 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
                     ),
                 })
                 .collect(),
-            markers: if thr <= x_max { vec![Marker { x: thr as f64 / 1e3, label: format!("threshold {}", fmt_ns(thr)) }] } else { Vec::new() },
+            markers: if thr <= x_max {
+                vec![Marker { x: thr as f64 / 1e3, label: format!("threshold {}", fmt_ns(thr)) }]
+            } else {
+                Vec::new()
+            },
             y_markers: Vec::new(),
             caption: format!(
-                "Bins of {} (linear x, OSADL style: a single rare sample stays visible on the log y axis).{}",
-                fmt_ns(nice_width(x_max.div_ceil(nbins as u64))),
+                "Bins of {}. {caption}",
+                fmt_ns(nice_width(x_max.div_ceil(nbins as u64)))
+            ),
+        };
+        blocks.push(Block::Chart(hist_chart(
+            "hist",
+            format!("{title} histogram per CPU"),
+            x_max,
+            format!(
+                "Linear x to the worst case, log y (OSADL style): a single rare sample stays visible.{}",
                 if overflow > 0 { format!(" {} samples beyond the histogram's range are not drawn (they count in max).", fmt_count(overflow)) } else { String::new() }
             ),
-        }));
+        )));
+        if x_max > 8 * body {
+            blocks.push(Block::Chart(hist_chart(
+                "body",
+                format!("{title} histogram per CPU, up to {} (2 × p99.9)", fmt_ns(body)),
+                body,
+                "The same data zoomed on the body of the distribution; the tail is in the chart above.".into(),
+            )));
+        }
     }
 
     // Per-second max series.
@@ -310,7 +348,9 @@ fn percentile_table(threads: &[ThreadView], thr: u64, noise: bool) -> Table {
 
 /// Noise per CPU with what caused it, when the result carries attribution.
 fn attribution_table(threads: &[ThreadView], duration_ns: Option<u64>) -> Option<Table> {
-    if threads.iter().all(|t| t.total_noise_ns.is_none() && t.attribution.is_none()) {
+    if threads.iter().all(|t| {
+        t.total_noise_ns.is_none() && t.attribution.is_none() && t.worst_seconds.is_empty()
+    }) {
         return None;
     }
     let rows = threads
@@ -324,13 +364,10 @@ fn attribution_table(threads: &[ThreadView], duration_ns: Option<u64>) -> Option
                 Cell::text(t.cpu.map_or("?".into(), |c| c.to_string())),
                 Cell::num(fmt_opt_ns(t.total_noise_ns)),
                 Cell::num(share),
-                Cell::num(fmt_opt_ns(t.max_noise_per_s_ns)),
-                Cell::text(
-                    t.attribution
-                        .as_ref()
-                        .map(top_sources)
-                        .unwrap_or_else(|| "not recorded".into()),
-                ),
+                Cell::num(fmt_opt_ns(
+                    t.max_noise_per_s_ns.or_else(|| t.per_second_noise_ns.iter().copied().max()),
+                )),
+                Cell::text(attributed(t)),
             ]
         })
         .collect();
@@ -341,6 +378,21 @@ fn attribution_table(threads: &[ThreadView], duration_ns: Option<u64>) -> Option
             .to_vec(),
         rows,
     })
+}
+
+/// What the noise on a CPU is attributed to: the worst seconds' explanations, else the
+/// attribution object's top sources.
+fn attributed(t: &ThreadView) -> String {
+    if !t.worst_seconds.is_empty() {
+        return t
+            .worst_seconds
+            .iter()
+            .take(3)
+            .map(|w| w.text.clone())
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    t.attribution.as_ref().map(top_sources).unwrap_or_else(|| "not recorded".into())
 }
 
 /// The top sources of an attribution object/array, largest first.

@@ -68,7 +68,7 @@ const PLUGINS: &[Plugin] = &[
     Plugin { kinds: &["verify"], build: verify::build },
     Plugin { kinds: &["timer", "noise"], build: latency::build },
     Plugin { kinds: &["ticks"], build: ticks::build },
-    Plugin { kinds: &["fsync", "watch", "watch-storage"], build: fsync::build },
+    Plugin { kinds: &["fsync", "etcd"], build: fsync::build },
     Plugin { kinds: &["inspect"], build: inspect::build },
 ];
 

@@ -35,6 +35,35 @@ fn rate_key(row: &serde_json::Map<String, Value>) -> Option<String> {
     keys.first().map(|k| (*k).clone())
 }
 
+/// A verdict from a ticks row's text (`ok: …`, `tick NOT stopped …`, `periodic tick: …`)
+/// or a plain status word.
+fn tick_verdict(s: &str) -> Verdict {
+    let l = s.to_ascii_lowercase();
+    if l.starts_with("ok") || l == "pass" {
+        Verdict::Pass
+    } else if l.contains("not stopped") || l.starts_with("warn") {
+        Verdict::Warn
+    } else if l.starts_with("fail") {
+        Verdict::Fail
+    } else {
+        Verdict::Info
+    }
+}
+
+/// `[[name, rate], …]` as `LOC 250, 36:virtio 600` (largest three).
+fn top_rates(v: Option<&Value>) -> String {
+    let mut items: Vec<(String, f64)> = v
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| Some((e.get(0)?.as_str()?.to_string(), e.get(1)?.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    items.sort_by(|a, b| b.1.total_cmp(&a.1));
+    items.iter().take(3).map(|(n, r)| format!("{n} {r:.0}")).collect::<Vec<_>>().join(", ")
+}
+
 /// Build the ticks section.
 pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
     let rs = rows(&doc.value);
@@ -52,7 +81,7 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
     let mut cols: Vec<String> = Vec::new();
     for r in &rs {
         for k in r.keys() {
-            if k != "cpu"
+            if !["cpu", "verdict", "status"].contains(&k.as_str())
                 && !cols.contains(k)
                 && !r.get(k).is_some_and(|v| v.is_array() || v.is_object())
             {
@@ -63,8 +92,12 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
     let key = rs.iter().find_map(|r| rate_key(r));
     let expected: Option<cpuset::CpuSet> =
         doc.envelope().host.nohz_full.and_then(|s| cpuset::CpuSet::parse_list(&s).ok());
+    let has_rates = rs.iter().any(|r| r.get("rates").is_some_and(Value::is_array));
     let mut headers = vec!["CPU".to_string()];
     headers.extend(cols.iter().cloned());
+    if has_rates {
+        headers.push("top interrupts per second".into());
+    }
     headers.push("verdict".into());
     let mut worst = Verdict::Info;
     let mut ticking = Vec::new();
@@ -74,10 +107,8 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
         .map(|r| {
             let cpu = r.get("cpu").and_then(Value::as_u64);
             let rate = key.as_ref().and_then(|k| r.get(k)).and_then(Value::as_f64);
-            let explicit = ["verdict", "status"]
-                .iter()
-                .find_map(|k| r.get(*k)?.as_str())
-                .map(Verdict::from_status);
+            let explicit_text = ["verdict", "status"].iter().find_map(|k| r.get(*k)?.as_str());
+            let explicit = explicit_text.map(tick_verdict);
             let tickless =
                 cpu.is_some_and(|c| expected.as_ref().is_some_and(|e| e.contains(c as usize)));
             let v = explicit.unwrap_or(match rate {
@@ -104,7 +135,13 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
                 Some(other) => Cell::text(value_text(other)),
                 None => Cell::text("—"),
             }));
-            row.push(Cell::verdict(v));
+            if has_rates {
+                row.push(Cell::text(top_rates(r.get("rates"))));
+            }
+            row.push(match explicit_text {
+                Some(t) => Cell::text(t).with_verdict(v),
+                None => Cell::verdict(v),
+            });
             row
         })
         .collect();
