@@ -153,4 +153,7 @@ pub enum RuntimeItem {
     Governor { cpus: CpuSet, governor: String, reason: String },
     /// Limit C-states on these CPUs to exit latency <= `max_latency_us` (0 = poll only).
     IdleLimit { cpus: CpuSet, max_latency_us: u64, reason: String },
+    /// Energy-performance bias (`power/energy_perf_bias`, 0 = performance … 15 = powersave)
+    /// on these CPUs.
+    EnergyPerfBias { cpus: CpuSet, value: String, reason: String },
 }
