@@ -4,6 +4,16 @@ use std::fmt::Write as _;
 
 use crate::model::{Report, Verdict};
 
+/// At most 160 characters of a line, with an ellipsis when cut.
+pub fn short(s: &str) -> String {
+    if s.chars().count() <= 160 {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(159).collect();
+    out.push('…');
+    out
+}
+
 /// A compact plain-text summary of the report (verdict, banners, each section's headlines).
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
@@ -14,7 +24,7 @@ pub fn render(report: &Report) -> String {
     }
     for s in &report.sections {
         for l in &s.headlines {
-            let _ = writeln!(out, "  {:<7} {}", l.verdict.label(), l.text);
+            let _ = writeln!(out, "  {:<7} {}", l.verdict.label(), short(&l.text));
         }
     }
     out

@@ -108,14 +108,21 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
             Ok(f) => {
                 cmd.stdout(f);
             }
-            Err(e) => return (Outcome::Failed(format!("cannot create {}: {e}", step.file.display())), String::new()),
+            Err(e) => {
+                return (
+                    Outcome::Failed(format!("cannot create {}: {e}", step.file.display())),
+                    String::new(),
+                )
+            }
         }
     } else {
         cmd.stdout(Stdio::null());
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return (Outcome::Failed(format!("cannot start {}: {e}", exe.display())), String::new()),
+        Err(e) => {
+            return (Outcome::Failed(format!("cannot start {}: {e}", exe.display())), String::new())
+        }
     };
     let stderr = child.stderr.take();
     let reader = std::thread::spawn(move || {
@@ -141,16 +148,19 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
         }
     };
     let err = reader.join().unwrap_or_default();
-    let produced = std::fs::read_to_string(&step.file)
-        .ok()
-        .is_some_and(|t| serde_json::from_str::<serde_json::Value>(&t).is_ok() || step.file.extension().is_some_and(|e| e == "yaml") && !t.is_empty());
+    let produced = std::fs::read_to_string(&step.file).ok().is_some_and(|t| {
+        serde_json::from_str::<serde_json::Value>(&t).is_ok()
+            || step.file.extension().is_some_and(|e| e == "yaml") && !t.is_empty()
+    });
     let outcome = match status {
         None => Outcome::Failed(format!("stopped after {} (time limit)", secs(limit))),
         Some(st) if st.code() == Some(130) => Outcome::Interrupted,
         Some(_) if produced => Outcome::Done,
-        Some(st) if err.contains("not available in this build") => {
-            Outcome::Skipped(format!("`lowlat {}` is not in this build yet (exit {})", step.args.first().map_or("", |s| s.as_str()), st.code().unwrap_or(-1)))
-        }
+        Some(st) if err.contains("not available in this build") => Outcome::Skipped(format!(
+            "`lowlat {}` is not in this build yet (exit {})",
+            step.args.first().map_or("", |s| s.as_str()),
+            st.code().unwrap_or(-1)
+        )),
         Some(st) => Outcome::Failed(format!("exit {}: {}", st.code().unwrap_or(-1), tail(&err))),
     };
     (outcome, err)
@@ -176,7 +186,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the lowlat binary to run the steps")?;
     let out = args.out.clone();
     std::fs::create_dir_all(&out).with_context(|| format!("creating --out {}", out.display()))?;
-    let timer_d = args.duration.unwrap_or(if args.quick { Duration::from_secs(9) } else { Duration::from_secs(30) });
+    let timer_d = args.duration.unwrap_or(if args.quick {
+        Duration::from_secs(9)
+    } else {
+        Duration::from_secs(30)
+    });
     // Whole seconds: every step's --duration takes them.
     let timer_d = Duration::from_secs(timer_d.as_secs().max(1));
     let noise_d = Duration::from_secs((timer_d.as_secs() / 3).max(2));
@@ -202,7 +216,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out.display()
     );
     let total = Duration::from_secs(3) + timer_d + noise_d + ticks_d + fsync_d;
-    println!("  about {} in all{}", secs(Duration::from_secs(total.as_secs())), if root { "" } else { " (not root: some steps degrade)" });
+    println!(
+        "  about {} in all{}",
+        secs(Duration::from_secs(total.as_secs())),
+        if root { "" } else { " (not root: some steps degrade)" }
+    );
 
     let mut docs: Vec<report::Doc> = Vec::new();
     let mut interrupted = false;
@@ -213,13 +231,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let temp_fsync = args.fsync_dir.is_none();
 
     let mut steps: Vec<Step> = vec![
-        Step { name: "inspect", what: "read the host".into(), args: vec!["inspect".into(), "--json".into()], file: p("inspect.json"), stdout_to_file: true, expect: Duration::from_secs(1) },
-        Step { name: "plan", what: "default evaluation plan".into(), args: vec!["plan".into(), "-o".into(), s(&p("plan.yaml"))], file: p("plan.yaml"), stdout_to_file: false, expect: Duration::from_secs(1) },
-        Step { name: "verify", what: "check the host against the plan".into(), args: vec!["verify".into(), "--plan".into(), s(&p("plan.yaml")), "--json".into()], file: p("verify.json"), stdout_to_file: true, expect: Duration::from_secs(3) },
+        Step {
+            name: "inspect",
+            what: "read the host".into(),
+            args: vec!["inspect".into(), "--json".into()],
+            file: p("inspect.json"),
+            stdout_to_file: true,
+            expect: Duration::from_secs(1),
+        },
+        Step {
+            name: "plan",
+            what: "default evaluation plan".into(),
+            args: vec!["plan".into(), "-o".into(), s(&p("plan.yaml"))],
+            file: p("plan.yaml"),
+            stdout_to_file: false,
+            expect: Duration::from_secs(1),
+        },
+        Step {
+            name: "verify",
+            what: "check the host against the plan".into(),
+            args: vec!["verify".into(), "--plan".into(), s(&p("plan.yaml")), "--json".into()],
+            file: p("verify.json"),
+            stdout_to_file: true,
+            expect: Duration::from_secs(3),
+        },
     ];
     let n_steps = 7;
     let mut idx = 0;
-    let mut run_list = |steps: &mut Vec<Step>, docs: &mut Vec<report::Doc>, notes: &mut Vec<report::model::Note>, interrupted: &mut bool| {
+    let mut run_list = |steps: &mut Vec<Step>,
+                        docs: &mut Vec<report::Doc>,
+                        notes: &mut Vec<report::model::Note>,
+                        interrupted: &mut bool| {
         for step in steps.drain(..) {
             idx += 1;
             if *interrupted {
@@ -227,7 +269,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             if args.skip.iter().any(|k| k == step.name) {
                 println!("  [{idx}/{n_steps}] {:<7} skipped (--skip)", step.name);
-                notes.push(note(report::Verdict::Skipped, format!("{} skipped (--skip {}).", step.what, step.name)));
+                notes.push(note(
+                    report::Verdict::Skipped,
+                    format!("{} skipped (--skip {}).", step.what, step.name),
+                ));
                 continue;
             }
             println!(
@@ -242,28 +287,42 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             done_s += started.elapsed();
             match outcome {
                 Outcome::Done => {
-                    println!("          done in {:.1}s → {}", started.elapsed().as_secs_f64(), step.file.display());
+                    println!(
+                        "          done in {:.1}s → {}",
+                        started.elapsed().as_secs_f64(),
+                        step.file.display()
+                    );
                     if step.name == "plan" {
                         let yaml = std::fs::read_to_string(&step.file).unwrap_or_default();
                         docs.push(report::Doc::from_value(s(&step.file), plan_doc(&yaml)));
                     } else {
                         match report::Doc::load(&step.file) {
                             Ok(d) => docs.push(d),
-                            Err(e) => notes.push(note(report::Verdict::Warn, format!("{}: {e}", step.what))),
+                            Err(e) => notes
+                                .push(note(report::Verdict::Warn, format!("{}: {e}", step.what))),
                         }
                     }
                 }
                 Outcome::Skipped(why) => {
                     println!("          skipped: {why}");
-                    notes.push(note(report::Verdict::Skipped, format!("{} skipped: {why}", step.what)));
+                    notes.push(note(
+                        report::Verdict::Skipped,
+                        format!("{} skipped: {why}", step.what),
+                    ));
                 }
                 Outcome::Failed(why) => {
                     println!("          failed: {why}");
-                    notes.push(note(report::Verdict::Warn, format!("{} did not complete: {why}", step.what)));
+                    notes.push(note(
+                        report::Verdict::Warn,
+                        format!("{} did not complete: {why}", step.what),
+                    ));
                 }
                 Outcome::Interrupted => {
                     println!("          interrupted");
-                    notes.push(note(report::Verdict::Warn, format!("{} interrupted (Ctrl-C): results are partial.", step.what)));
+                    notes.push(note(
+                        report::Verdict::Warn,
+                        format!("{} interrupted (Ctrl-C): results are partial.", step.what),
+                    ));
                     *interrupted = true;
                 }
             }
@@ -297,8 +356,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut steps = vec![
         Step {
             name: "timer",
-            what: format!("timer latency under CPU load on housekeeping {}", if housekeeping.is_empty() { String::new() } else { format!("CPUs {housekeeping}") }),
-            args: with_cpus(vec!["measure".into(), "timer".into(), "-q".into(), "--load".into(), "cpu".into(), "-D".into(), secs(timer_d), "--threshold".into(), thr.clone(), "--json".into(), s(&p("timer.json"))]),
+            what: format!(
+                "timer latency under CPU load on housekeeping {}",
+                if housekeeping.is_empty() {
+                    String::new()
+                } else {
+                    format!("CPUs {housekeeping}")
+                }
+            ),
+            args: with_cpus(vec![
+                "measure".into(),
+                "timer".into(),
+                "-q".into(),
+                "--load".into(),
+                "cpu".into(),
+                "-D".into(),
+                secs(timer_d),
+                "--threshold".into(),
+                thr.clone(),
+                "--json".into(),
+                s(&p("timer.json")),
+            ]),
             file: p("timer.json"),
             stdout_to_file: false,
             expect: timer_d,
@@ -306,7 +384,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Step {
             name: "noise",
             what: "OS noise".into(),
-            args: with_cpus(vec!["measure".into(), "noise".into(), "-q".into(), "-D".into(), secs(noise_d), "--json".into(), s(&p("noise.json"))]),
+            args: with_cpus(vec![
+                "measure".into(),
+                "noise".into(),
+                "-q".into(),
+                "-D".into(),
+                secs(noise_d),
+                "--json".into(),
+                s(&p("noise.json")),
+            ]),
             file: p("noise.json"),
             stdout_to_file: false,
             expect: noise_d,
@@ -314,7 +400,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Step {
             name: "ticks",
             what: "timer ticks under a spinner".into(),
-            args: with_cpus(vec!["measure".into(), "ticks".into(), "-q".into(), "-D".into(), secs(ticks_d), "--json".into(), s(&p("ticks.json"))]),
+            args: with_cpus(vec![
+                "measure".into(),
+                "ticks".into(),
+                "-q".into(),
+                "-D".into(),
+                secs(ticks_d),
+                "--json".into(),
+                s(&p("ticks.json")),
+            ]),
             file: p("ticks.json"),
             stdout_to_file: false,
             expect: ticks_d,
@@ -322,7 +416,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Step {
             name: "fsync",
             what: format!("fsync probe in {}", fsync_dir.display()),
-            args: vec!["measure".into(), "fsync".into(), "--dir".into(), s(&fsync_dir), "--duration".into(), secs(fsync_d), "--json".into(), s(&p("fsync.json"))],
+            args: vec![
+                "measure".into(),
+                "fsync".into(),
+                "--dir".into(),
+                s(&fsync_dir),
+                "--duration".into(),
+                secs(fsync_d),
+                "--json".into(),
+                s(&p("fsync.json")),
+            ],
             file: p("fsync.json"),
             stdout_to_file: false,
             expect: fsync_d,
@@ -351,27 +454,60 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Top findings and the exact next commands.
 fn print_next(model: &report::Report, out: &Path, docs: &[report::Doc]) {
-    let top: Vec<_> = model.headlines.iter().filter(|h| h.verdict >= report::Verdict::Warn).take(5).collect();
+    let top: Vec<_> =
+        model.headlines.iter().filter(|h| h.verdict >= report::Verdict::Warn).take(5).collect();
     if !top.is_empty() {
         println!("\ntop findings:");
         for h in top {
-            println!("  {:<5} {}", h.verdict.label(), h.text);
+            println!("  {:<5} {}", h.verdict.label(), report::summary::short(&h.text));
         }
     }
+    for (cmd, why) in next_commands(out, docs.iter().any(|d| d.kind == "plan")) {
+        if cmd.is_empty() {
+            println!("\n{why}");
+        } else {
+            println!("  {cmd:<52} # {why}");
+        }
+    }
+}
+
+/// (command, why) lines; an empty command is a heading.
+fn next_commands(out: &Path, have_plan: bool) -> Vec<(String, String)> {
     let plan = out.join("plan.yaml");
     let plan = plan.display();
-    println!("\nnext:");
-    if docs.iter().any(|d| d.kind == "plan") {
-        println!("  lowlat plan -o plan.yaml                          # adjust the partition ({plan} is the default one)");
-        println!("  lowlat render --plan {plan} cmdline --explain     # the kernel arguments and why");
-        println!("  lowlat apply --plan {plan} --dry-run              # what the runtime tier would change");
-        println!("  sudo lowlat apply --plan {plan}                   # apply it (journaled; `lowlat revert` undoes)");
-        println!("  lowlat verify --plan {plan}                       # check the effects");
+    let mut v = vec![(String::new(), "next:".to_string())];
+    if have_plan {
+        v.extend([
+            (
+                "lowlat plan -o plan.yaml".to_string(),
+                format!("adjust the partition ({plan} is the default)"),
+            ),
+            (
+                format!("lowlat render --plan {plan} cmdline --explain"),
+                "the kernel arguments and why".into(),
+            ),
+            (
+                format!("lowlat apply --plan {plan} --dry-run"),
+                "what the runtime tier would change".into(),
+            ),
+            (
+                format!("sudo lowlat apply --plan {plan}"),
+                "apply it (journaled; `lowlat revert` undoes)".into(),
+            ),
+            (format!("lowlat verify --plan {plan}"), "check the effects".into()),
+        ]);
     } else {
-        println!("  lowlat plan -o plan.yaml                          # compute a partition");
+        v.push(("lowlat plan -o plan.yaml".into(), "compute a partition".into()));
     }
-    println!("  lowlat check --duration 12h --out after/          # a long run after tuning");
-    println!("  lowlat report --compare {}/*.json --vs after/*.json -o compare.html", out.display());
+    v.push(("lowlat check --duration 12h --out after".into(), "a long run after tuning".into()));
+    v.push((
+        format!(
+            "lowlat report --compare {}/*.json --vs after/*.json -o compare.html",
+            out.display()
+        ),
+        "before vs after".into(),
+    ));
+    v
 }
 
 #[cfg(test)]
@@ -380,7 +516,9 @@ mod tests {
 
     #[test]
     fn plan_keys_come_from_the_yaml() {
-        let v = plan_doc("schema_version: 1\nname: lowlat\nreserved: '0'\nisolated: 1-3\noptions:\n  name: x\n");
+        let v = plan_doc(
+            "schema_version: 1\nname: lowlat\nreserved: '0'\nisolated: 1-3\noptions:\n  name: x\n",
+        );
         assert_eq!(v["reserved"], "0");
         assert_eq!(v["isolated"], "1-3");
         assert_eq!(v["name"], "lowlat");

@@ -139,13 +139,14 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         headlines.push(Headline::new(
             v,
             format!(
-                "{title}: worst {} on {} ({} {}), {} samples on {} CPUs{}{virt}",
+                "{title}: worst {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
                 fmt_ns(max),
                 cpu_name(w),
                 if max < thr { "below" } else { "at or above" },
                 fmt_ns(thr),
                 fmt_count(samples),
                 threads.len(),
+                if threads.len() == 1 { "" } else { "s" },
                 if overruns > 0 && !noise {
                     format!(", {} overruns", fmt_count(overruns))
                 } else {

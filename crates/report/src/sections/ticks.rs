@@ -153,7 +153,11 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
         (Some(_), false) => {
             format!("Timer ticks: still ticking on nohz_full CPUs: {}", ticking.join(", "))
         }
-        _ => format!("Timer ticks measured on {} CPUs", rs.len()),
+        _ => format!(
+            "Timer ticks measured on {} CPU{}",
+            rs.len(),
+            if rs.len() == 1 { "" } else { "s" }
+        ),
     };
     headlines.push(Headline::new(worst, text));
     let mut blocks = vec![Block::Table(Table {

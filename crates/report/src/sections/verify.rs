@@ -5,6 +5,24 @@ use super::Ctx;
 use crate::input::{value_text, Doc, VerifyView};
 use crate::model::{Block, Cell, Headline, Section, Table, Verdict};
 
+/// The first evidence line (evidence is a list of lines or one text).
+fn first_line(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Array(a) => a.first().map(value_text).unwrap_or_default(),
+        other => value_text(other),
+    }
+}
+
+/// At most 140 characters, cut at a character boundary with an ellipsis.
+pub(crate) fn short(s: &str) -> String {
+    if s.chars().count() <= 140 {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(139).collect();
+    out.push('…');
+    out
+}
+
 /// Build the verify section.
 pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
     let v: VerifyView = match doc.view() {
@@ -23,29 +41,32 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
     checks.sort_by(|a, b| {
         Verdict::from_status(&b.status).cmp(&Verdict::from_status(&a.status)).then(a.id.cmp(&b.id))
     });
-    let count =
-        |want: Verdict| checks.iter().filter(|c| Verdict::from_status(&c.status) == want).count();
-    let (pass, fail, warn) = (count(Verdict::Pass), count(Verdict::Fail), count(Verdict::Warn));
-    let other = checks.len() - pass - fail - warn;
+    // Counts per status as written, worst first (`6 fail, 7 pass, 14 n.a.`).
+    let mut counts: Vec<(Verdict, String, usize)> = Vec::new();
+    for c in &checks {
+        match counts.iter_mut().find(|(_, s, _)| *s == c.status) {
+            Some(e) => e.2 += 1,
+            None => counts.push((Verdict::from_status(&c.status), c.status.clone(), 1)),
+        }
+    }
+    let counts_text =
+        counts.iter().map(|(_, s, n)| format!("{n} {s}")).collect::<Vec<_>>().join(", ");
     let verdict =
         checks.iter().map(|c| Verdict::from_status(&c.status)).max().unwrap_or(Verdict::Info);
-    let mut headlines = vec![Headline::new(
-        verdict,
-        format!(
-            "Verify: {pass} pass, {fail} fail, {warn} warn{}",
-            if other > 0 { format!(", {other} other") } else { String::new() }
-        ),
-    )];
+    let mut headlines =
+        vec![Headline::new(verdict, format!("Verify: {} checks: {counts_text}", checks.len()))];
     for c in checks.iter().filter(|c| Verdict::from_status(&c.status) == Verdict::Fail).take(5) {
         headlines.push(Headline::new(
             Verdict::Fail,
             format!(
                 "{}: {}",
                 c.id,
-                c.summary
-                    .clone()
-                    .or_else(|| c.title.clone())
-                    .unwrap_or_else(|| value_text(&c.evidence))
+                short(
+                    &c.summary
+                        .clone()
+                        .or_else(|| c.title.clone())
+                        .unwrap_or_else(|| first_line(&c.evidence))
+                )
             ),
         ));
     }
