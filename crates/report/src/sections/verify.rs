@@ -13,6 +13,14 @@ fn first_line(v: &serde_json::Value) -> String {
     }
 }
 
+/// Evidence one fact per line.
+fn lines(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join("\n"),
+        other => value_text(other),
+    }
+}
+
 /// At most 140 characters, cut at a character boundary with an ellipsis.
 pub(crate) fn short(s: &str) -> String {
     if s.chars().count() <= 140 {
@@ -78,8 +86,8 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
                 Cell::text(c.id.clone()),
                 Cell::text(c.status.clone()).with_verdict(v),
                 Cell::text(match (&c.summary, &c.title) {
-                    (Some(s), _) | (None, Some(s)) => format!("{s}\n{}", value_text(&c.evidence)),
-                    _ => value_text(&c.evidence),
+                    (Some(s), _) | (None, Some(s)) => format!("{s}\n{}", lines(&c.evidence)),
+                    _ => lines(&c.evidence),
                 }),
                 Cell::text(c.fix.clone().unwrap_or_default()),
             ]
