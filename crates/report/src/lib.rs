@@ -1,1 +1,4 @@
 //! Terminal views and the self-contained HTML report.
+
+pub mod inspect_view;
+pub mod term;
