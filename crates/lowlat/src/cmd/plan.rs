@@ -184,7 +184,8 @@ fn check_choice(flag: &str, value: &str, valid: &[&str]) -> anyhow::Result<()> {
         Ok(())
     } else {
         Err(usage(format!(
-            "invalid value for {flag} flag specified: flag {:?}: Value '{value}' is invalid. Valid values come from the set [{}]",
+            "invalid value for {} flag specified: flag {:?}: Value '{value}' is invalid. Valid values come from the set [{}]",
+            flag.trim_start_matches('-'),
             flag.trim_start_matches('-'),
             valid.join(" ")
         )))
@@ -213,7 +214,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let power_given = args.power.is_some();
     let power = args.power.clone().unwrap_or_else(|| "default".into());
     check_choice(
-        "--power-consumption-mode",
+        if ppc { "--power-consumption-mode" } else { "--power" },
         &power,
         &["default", "low-latency", "ultra-low-latency"],
     )?;
@@ -223,7 +224,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         } else {
             &["none", "single-numa-node", "best-effort", "restricted"]
         };
-        check_choice("--topology-manager-policy", t, valid)?;
+        check_choice(
+            if ppc { "--topology-manager-policy" } else { "--topology-policy" },
+            t,
+            valid,
+        )?;
     }
     let split = args.split_reserved_across_numa.unwrap_or(false);
     let rt = args.rt_kernel.unwrap_or(false);

@@ -51,7 +51,7 @@ pub struct Args {
     /// k8s-latency-test: pass threshold in µs.
     #[arg(long, value_name = "US", env = "MAXIMUM_LATENCY", default_value_t = 20)]
     pub max_latency_us: u64,
-    /// k8s-latency-test: CPUs for the test pod (default: up to 4).
+    /// k8s-latency-test: CPUs for the test pod, one of them for the main thread (default 2..5).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub test_cpus: usize,
     /// k8s-latency-test: RuntimeClass (default performance-<plan name>).
