@@ -892,17 +892,11 @@ fn focus(out: &mut String, h: &Host, cpu: usize, st: &Style) {
 }
 
 fn findings(out: &mut String, h: &Host, st: &Style, cpu: Option<usize>) {
-    let _ = writeln!(out, "{}", st.heading("Findings"));
-    let list: Vec<&host::Finding> = h
-        .findings
-        .iter()
-        .filter(|f| {
-            cpu.map_or(true, |c| {
-                f.message.contains(&c.to_string())
-                    || f.evidence.iter().any(|e| e.contains(&format!("cpu{c}")))
-            })
-        })
-        .collect();
+    // Findings are about the host as a whole (a sibling of CPU N, an IRQ that may reach it…):
+    // the focused view shows them all rather than guess which concern CPU N.
+    let title = if cpu.is_some() { "Findings (whole host)" } else { "Findings" };
+    let _ = writeln!(out, "{}", st.heading(title));
+    let list: Vec<&host::Finding> = h.findings.iter().collect();
     if list.is_empty() {
         let _ = writeln!(out, "  none\n");
         return;
