@@ -707,21 +707,46 @@ fn tasks(out: &mut String, h: &Host, st: &Style) {
         "RT THREADS",
     ])
     .right(&[0, 1, 2, 3, 4, 5, 6]);
+    // One pass over the tasks (not one per CPU): linear in tasks × allowed CPUs.
+    #[derive(Default)]
+    struct PerCpu<'a> {
+        ran: usize,
+        per_cpu: usize,
+        movable_kth: usize,
+        user: usize,
+        allowed_kth: usize,
+        allowed_user: usize,
+        rt: Vec<&'a Task>,
+    }
+    let mut per: BTreeMap<usize, PerCpu> = BTreeMap::new();
+    for x in tasks {
+        if let Some(c) = x.cpu {
+            let e = per.entry(c).or_default();
+            e.ran += 1;
+            match kind(x) {
+                "per-cpu kthread" => e.per_cpu += 1,
+                "user" => e.user += 1,
+                _ => e.movable_kth += 1,
+            }
+            if rt(x) {
+                e.rt.push(x);
+            }
+        }
+        if !x.per_cpu_kthread {
+            for c in x.allowed_cpus.iter().flat_map(|a| a.iter()) {
+                let e = per.entry(c).or_default();
+                if x.kthread {
+                    e.allowed_kth += 1;
+                } else {
+                    e.allowed_user += 1;
+                }
+            }
+        }
+    }
     for cpu in h.online_cpus().iter() {
-        let ran: Vec<&Task> = tasks.iter().filter(|x| x.cpu == Some(cpu)).collect();
-        let count = |k: &str| ran.iter().filter(|x| kind(x) == k).count();
-        let allowed = |kth: bool| {
-            tasks
-                .iter()
-                .filter(|x| {
-                    !x.per_cpu_kthread
-                        && x.kthread == kth
-                        && x.allowed_cpus.as_ref().is_some_and(|a| a.contains(cpu))
-                })
-                .count()
-        };
+        let e = per.remove(&cpu).unwrap_or_default();
         // RT threads that last ran here: how many, and the highest-priority one.
-        let mut rts: Vec<&&Task> = ran.iter().filter(|x| rt(x)).collect();
+        let mut rts = e.rt;
         rts.sort_by_key(|x| (std::cmp::Reverse(x.rt_priority), x.pid, x.tid));
         let rts_s = match rts.first() {
             Some(top) => {
@@ -729,7 +754,7 @@ fn tasks(out: &mut String, h: &Host, st: &Style) {
             }
             None => "0".into(),
         };
-        let (ak, au) = (allowed(true), allowed(false));
+        let (ak, au) = (e.allowed_kth, e.allowed_user);
         let flag = |n: usize| {
             if iso.contains(cpu) && n > 0 {
                 st.paint(Paint::Yellow, &n.to_string())
@@ -743,10 +768,10 @@ fn tasks(out: &mut String, h: &Host, st: &Style) {
             } else {
                 cpu.to_string()
             },
-            ran.len().to_string(),
-            count("per-cpu kthread").to_string(),
-            (count("kthread") + count("unbound kworker")).to_string(),
-            count("user").to_string(),
+            e.ran.to_string(),
+            e.per_cpu.to_string(),
+            e.movable_kth.to_string(),
+            e.user.to_string(),
             flag(ak),
             flag(au),
             rts_s,
