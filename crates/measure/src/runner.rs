@@ -89,8 +89,8 @@ pub fn pick_main_cpu(requested: Option<u32>, measured: &[u32], online: &[u32]) -
 pub const MAX_SERIES_SECONDS: usize = 24 * 3600;
 
 /// Stack of each measuring thread: small, because `mlockall` makes it resident; the first
-/// 256 KiB are prefaulted.
-pub const THREAD_STACK: usize = 512 * 1024;
+/// 128 KiB are prefaulted.
+pub const THREAD_STACK: usize = 256 * 1024;
 
 fn seconds_for(d: Option<Duration>) -> usize {
     match d {
@@ -179,6 +179,7 @@ where
             let prio = c.priority;
             let spawned = std::thread::Builder::new()
                 .name(format!("lowlat-{kind}-{cpu}"))
+                .stack_size(THREAD_STACK)
                 .spawn_scoped(s, move || {
                     tid.store(sys::gettid(), Ordering::SeqCst);
                     if sys::pin_current(cpu).is_err() {
@@ -283,6 +284,7 @@ where
         Some(hook),
     );
     r.envelope.duration_ns = elapsed_ns;
+    r.peak_rss_bytes = sys::peak_rss_bytes();
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
     }
@@ -342,6 +344,7 @@ fn build(
         breaches,
         load: c.load.clone(),
         notes: notes.to_vec(),
+        peak_rss_bytes: None,
     }
 }
 

@@ -195,8 +195,22 @@ fn list(cpus: &[u32]) -> String {
     s.to_list()
 }
 
-/// Minimal host context from /proc and /sys (until `host::read` is wired in here).
+/// The host context every result carries: from the host model (`host::read` of the live
+/// host); the few /proc and /sys files directly if the model came back empty.
 fn host_context() -> HostContext {
+    let h = host::read(&host::Root::live());
+    if h.kernel.release.is_some() {
+        let mut ctx = super::common::host_context(&h);
+        if ctx.virtualization.is_none() {
+            ctx.virtualization = proc_host_context().virtualization;
+        }
+        return ctx;
+    }
+    proc_host_context()
+}
+
+/// Minimal host context straight from /proc and /sys.
+fn proc_host_context() -> HostContext {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     let hypervisor = cpuinfo
         .lines()

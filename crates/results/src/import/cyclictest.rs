@@ -221,7 +221,15 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     );
     let mut envelope = Envelope::new("timer", "cyclictest");
     envelope.params = json!({ "source": "cyclictest", "format": "text", "histogram_layout": layout, "dma_latency": dma });
-    Ok(LatencyResult { envelope, realtime: true, threads, breaches: Vec::new(), load: None, notes })
+    Ok(LatencyResult {
+        envelope,
+        realtime: true,
+        threads,
+        breaches: Vec::new(),
+        load: None,
+        notes,
+        peak_rss_bytes: None,
+    })
 }
 
 fn no_histogram(mut s: crate::Summary) -> crate::Summary {
@@ -312,7 +320,15 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         "cmdline": rtjson::field(&v, "cmdline"),
         "return_code": v["return_code"],
     });
-    Ok(LatencyResult { envelope, realtime: true, threads, breaches: Vec::new(), load: None, notes })
+    Ok(LatencyResult {
+        envelope,
+        realtime: true,
+        threads,
+        breaches: Vec::new(),
+        load: None,
+        notes,
+        peak_rss_bytes: None,
+    })
 }
 
 #[cfg(test)]

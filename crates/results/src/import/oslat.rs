@@ -161,6 +161,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes: notes(),
+        peak_rss_bytes: None,
     })
 }
 
@@ -236,6 +237,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes: notes(),
+        peak_rss_bytes: None,
     })
 }
 
