@@ -217,3 +217,20 @@ fn ctrl_c_writes_a_partial_result_and_exits_130() {
     assert_eq!(v["load"]["kind"], "cpu");
     assert!(v["threads"][0]["count"].as_u64().unwrap() > 500);
 }
+
+#[test]
+fn import_fio_json_from_a_real_fio_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = StdCommand::new("fio")
+        .args(["--rw=write", "--ioengine=sync", "--fdatasync=1", "--size=128k", "--bs=2300"])
+        .args(["--name=probe", "--output-format=json"])
+        .arg(format!("--directory={}", dir.path().display()))
+        .output()
+        .expect("fio is installed (rt-tests, fio are in .ci/run need_pkgs)");
+    let f = dir.path().join("fio.json");
+    std::fs::write(&f, &out.stdout).unwrap();
+    let res = lowlat().args(["import", "fio"]).arg(&f).output().unwrap();
+    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    assert_eq!(v["kind"], "fsync");
+}
