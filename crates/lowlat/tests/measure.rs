@@ -234,3 +234,50 @@ fn import_fio_json_from_a_real_fio_run() {
     let v: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
     assert_eq!(v["kind"], "fsync");
 }
+
+#[test]
+fn loops_bound_the_run() {
+    let out = lowlat()
+        .args(["measure", "timer", "-q", "--loops", "200", "--interval", "100us", "--cpus", &cpu()])
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["threads"][0]["count"], 200);
+    assert_eq!(v["params"]["duration_ns"], serde_json::Value::Null);
+}
+
+/// Without real-time privileges the run still happens, loudly marked `"realtime": false`.
+/// Needs root to drop to `nobody` (CI runs as root); elsewhere there is nothing to drop.
+#[test]
+fn without_privileges_it_falls_back_to_sched_other_loudly() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let root =
+        status.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    // `nobody` must be able to execute the binary wherever the checkout lives: copy it to a
+    // world-readable temporary directory.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("lowlat");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("lowlat"), &bin).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = if root {
+        let mut c = StdCommand::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&bin);
+        c
+    } else {
+        StdCommand::new(&bin)
+    };
+    let out = cmd
+        .args(["measure", "timer", "-D", "1", "-q", "--cpus", &cpu(), "--json", "-"])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["realtime"], false);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NOT REAL-TIME"));
+    assert_eq!(v["threads"][0]["priority"], 0);
+}

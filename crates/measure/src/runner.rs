@@ -137,6 +137,7 @@ where
             "NOT REAL-TIME: mlockall failed ({e}): page faults can show up as latency"
         ));
     }
+    let mut held = c.clone();
     let _dma = if c.dma_latency {
         match sys::hold_dma_latency(0) {
             Ok(h) => Some(h),
@@ -144,12 +145,14 @@ where
                 notes.push(format!(
                     "/dev/cpu_dma_latency not held ({e}): deep C-state exits are included"
                 ));
+                held.params["dma_latency"] = false.into();
                 None
             }
         }
     } else {
         None
     };
+    let c = &held;
     let threshold = c.threshold_ns;
     let recs: Vec<Recorder> = c
         .cpus
@@ -257,8 +260,9 @@ where
         notes.insert(
             0,
             format!(
-                "NOT REAL-TIME: could not set {:?} priority {} (needs root or CAP_SYS_NICE, and a non-zero RT budget); measured with SCHED_OTHER",
-                c.policy, c.priority
+                "NOT REAL-TIME: could not set {} priority {} (needs root or CAP_SYS_NICE, and a non-zero RT budget); measured with SCHED_OTHER",
+                if c.policy == Policy::Rr { "SCHED_RR" } else { "SCHED_FIFO" },
+                c.priority
             ),
         );
     }
@@ -285,8 +289,10 @@ where
     );
     r.envelope.duration_ns = elapsed_ns;
     r.peak_rss_bytes = sys::peak_rss_bytes();
+    let rt_ok = !rt_failed.load(Ordering::SeqCst) && c.policy.is_realtime();
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
+        t.priority = Some(if rt_ok { c.priority } else { 0 });
     }
     Ok(r)
 }
