@@ -149,3 +149,11 @@ fn exporter_round_trips_through_the_importer() {
         "{plain}"
     );
 }
+
+#[test]
+fn tables_render_imported_results() {
+    let ct = cyclictest::import(&fixture("cyclictest-2.4-h40.txt")).unwrap();
+    insta::assert_snapshot!("table_cyclictest", results::export::table::latency(&ct));
+    let os = oslat::import(&fixture("oslat-2.4-2cpu.txt")).unwrap();
+    insta::assert_snapshot!("table_oslat", results::export::table::latency(&os));
+}
