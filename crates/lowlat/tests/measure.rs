@@ -281,3 +281,32 @@ fn without_privileges_it_falls_back_to_sched_other_loudly() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("NOT REAL-TIME"));
     assert_eq!(v["threads"][0]["priority"], 0);
 }
+
+fn processes_with_cmdline(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).replace('\0', " ").starts_with(needle))
+        .count()
+}
+
+#[test]
+fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
+    let marker = "sleep 301.25";
+    let bin = assert_cmd::cargo::cargo_bin("lowlat");
+    let mut child = StdCommand::new(bin)
+        .args(["measure", "timer", "-D", "30", "-q", "--cpus", &cpu()])
+        .args(["--load-cmd", &format!("exec {marker}")])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(processes_with_cmdline(marker), 1, "the load runs");
+    let pid = child.id().to_string();
+    // Both signals land before the run can finish its orderly stop.
+    assert!(StdCommand::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(StdCommand::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(processes_with_cmdline(marker), 0, "the load is gone");
+}

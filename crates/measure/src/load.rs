@@ -187,6 +187,7 @@ impl RunningLoad {
         let child = command.spawn().map_err(|e| {
             MeasureError::Config(format!("--load-cmd {cmd:?}: could not start sh: {e}"))
         })?;
+        sys::LOAD_PGID.store(child.id() as i32, Ordering::SeqCst);
         let info = LoadInfo {
             kind: "external".into(),
             cpus: Some(list(cpus)),
@@ -220,6 +221,7 @@ impl RunningLoad {
             let _ = h.join();
         }
         if let Some(mut c) = self.child.take() {
+            sys::LOAD_PGID.store(0, Ordering::SeqCst);
             let pgid = c.id() as libc::pid_t;
             // SAFETY: signalling our own child's process group.
             unsafe { libc::kill(-pgid, libc::SIGTERM) };

@@ -170,11 +170,20 @@ pub fn is_tty(fd: i32) -> bool {
 /// Set by the first SIGINT/SIGTERM: the measurement stops and writes a partial result.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// Process group of a running external load (0 = none), killed by a second Ctrl-C.
+pub static LOAD_PGID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-        // SAFETY: _exit is async-signal-safe; the second Ctrl-C exits at once.
-        unsafe { libc::_exit(130) };
+        let pgid = LOAD_PGID.load(Ordering::SeqCst);
+        // SAFETY: kill and _exit are async-signal-safe; the second Ctrl-C takes the external
+        // load down with it (it runs in its own process group) and exits at once.
+        unsafe {
+            if pgid > 0 {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+            libc::_exit(130)
+        };
     }
     STOP.store(true, Ordering::SeqCst);
 }
