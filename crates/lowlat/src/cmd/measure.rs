@@ -94,7 +94,8 @@ pub struct TimerArgs {
     #[arg(long)]
     pub cyclictest: bool,
     /// With --cyclictest: add a histogram of N 1-µs buckets (like cyclictest -h N).
-    #[arg(long, short = 'H', value_name = "N", requires = "cyclictest")]
+    #[arg(long, short = 'H', value_name = "N", requires = "cyclictest",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub histogram: Option<u32>,
 }
 
