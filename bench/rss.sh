@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Peak RSS (VmHWM, recorded by lowlat as "peak_rss_bytes" in its result) of
+# Peak RSS (VmHWM, recorded by lowlat as params.tool_peak_rss_bytes in its result) of
 # `lowlat measure timer` for a short and a long run (memory must not grow with run length),
 # and for 1 vs 2 measured CPUs (the per-thread cost, to extrapolate to 16 threads).
 #   SHORT=10 LONG=60 bench/rss.sh
@@ -9,7 +9,7 @@ SHORT=${SHORT:-10} LONG=${LONG:-60}
 LOWLAT=${LOWLAT:-target/release/lowlat}
 [ -x "$LOWLAT" ] || cargo build --release -p lowlat
 OUT=${OUT:-$(mktemp -d /tmp/lowlat-bench.XXXXXX)}
-peak() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['peak_rss_bytes'] // 1024)" "$1"; }
+peak() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['params']['tool_peak_rss_bytes'] // 1024)" "$1"; }
 for d in "$SHORT" "$LONG"; do
   "$LOWLAT" measure timer -q --cpus 1 --main-cpu 0 -D "${d}s" --json "$OUT/rss-1-$d.json"
   echo "timer, 1 CPU,  ${d}s: peak RSS $(peak "$OUT/rss-1-$d.json") KiB"

@@ -288,7 +288,8 @@ where
         Some(hook),
     );
     r.envelope.duration_ns = elapsed_ns;
-    r.peak_rss_bytes = sys::peak_rss_bytes();
+    // The tool's own footprint (VmHWM), so memory claims can be checked on any run.
+    r.envelope.params["tool_peak_rss_bytes"] = sys::peak_rss_bytes().into();
     let rt_ok = !rt_failed.load(Ordering::SeqCst) && c.policy.is_realtime();
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
@@ -350,7 +351,6 @@ fn build(
         breaches,
         load: c.load.clone(),
         notes: notes.to_vec(),
-        peak_rss_bytes: None,
     }
 }
 

@@ -27,9 +27,6 @@ pub struct LatencyResult {
     /// Things a reader must know (no real-time, VM, tracer unavailable, …).
     #[serde(default)]
     pub notes: Vec<String>,
-    /// Peak resident memory of the measuring process (the tool's own footprint).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak_rss_bytes: Option<u64>,
 }
 
 /// One measured CPU (one thread).

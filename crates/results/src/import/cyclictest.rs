@@ -231,15 +231,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     );
     let mut envelope = Envelope::new("timer", "cyclictest");
     envelope.params = json!({ "source": "cyclictest", "format": "text", "histogram_layout": layout, "dma_latency": dma });
-    Ok(LatencyResult {
-        envelope,
-        realtime: true,
-        threads,
-        breaches: Vec::new(),
-        load: None,
-        notes,
-        peak_rss_bytes: None,
-    })
+    Ok(LatencyResult { envelope, realtime: true, threads, breaches: Vec::new(), load: None, notes })
 }
 
 fn no_histogram(mut s: crate::Summary) -> crate::Summary {
@@ -330,15 +322,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         "cmdline": rtjson::field(&v, "cmdline"),
         "return_code": v["return_code"],
     });
-    Ok(LatencyResult {
-        envelope,
-        realtime: true,
-        threads,
-        breaches: Vec::new(),
-        load: None,
-        notes,
-        peak_rss_bytes: None,
-    })
+    Ok(LatencyResult { envelope, realtime: true, threads, breaches: Vec::new(), load: None, notes })
 }
 
 #[cfg(test)]

@@ -161,7 +161,6 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes: notes(),
-        peak_rss_bytes: None,
     })
 }
 
@@ -237,7 +236,6 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes: notes(),
-        peak_rss_bytes: None,
     })
 }
 
