@@ -209,7 +209,11 @@ fn ctrl_c_writes_a_partial_result_and_exits_130() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     let pid = child.id().to_string();
-    assert!(StdCommand::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(StdCommand::new("sh")
+        .args(["-c", &format!("kill -INT {pid}")])
+        .status()
+        .unwrap()
+        .success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let v = json(&f);
@@ -303,8 +307,16 @@ fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
     assert_eq!(processes_with_cmdline(marker), 1, "the load runs");
     let pid = child.id().to_string();
     // Both signals land before the run can finish its orderly stop.
-    assert!(StdCommand::new("kill").args(["-INT", &pid]).status().unwrap().success());
-    assert!(StdCommand::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(StdCommand::new("sh")
+        .args(["-c", &format!("kill -INT {pid}")])
+        .status()
+        .unwrap()
+        .success());
+    assert!(StdCommand::new("sh")
+        .args(["-c", &format!("kill -INT {pid}")])
+        .status()
+        .unwrap()
+        .success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     std::thread::sleep(Duration::from_millis(200));
