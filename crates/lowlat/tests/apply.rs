@@ -109,7 +109,8 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else {
+            } else if !p.ends_with("run/lowlat-apply.lock") {
+                // (the host-wide lock file is apply's own, not host state)
                 out.insert(p.clone(), fs::read(&p).unwrap_or_default());
             }
         }
@@ -306,6 +307,13 @@ fn live_state() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Live tests take turns: each changes the whole host.
+static LIVE_HOST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn live_turn() -> std::sync::MutexGuard<'static, ()> {
+    LIVE_HOST.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Reverts the live host when dropped (test end or panic).
 struct Guard(PathBuf);
 
@@ -324,6 +332,7 @@ fn is_root() -> bool {
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_round_trip_apply_verify_revert() {
     assert!(is_root(), "{LIVE}");
+    let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());
     let journal = work.path().join("journal.jsonl");
@@ -334,8 +343,13 @@ fn live_round_trip_apply_verify_revert() {
             run(lowlat().arg("apply").arg("--plan").arg(&plan).arg("--journal").arg(&journal));
         assert_eq!(code, 0, "{out}{err}");
         assert!(out.contains("pending reboot"), "{out}");
-        let (_, json, err) =
-            run(lowlat().arg("verify").arg("--plan").arg(&plan).args(["--json", "--window", "1s"]));
+        let (_, json, err) = run(lowlat()
+            .arg("verify")
+            .arg("--plan")
+            .arg(&plan)
+            .arg("--journal")
+            .arg(&journal)
+            .args(["--json", "--window", "1s"]));
         let v: serde_json::Value =
             serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}{err}"));
         let status = |id: &str| {
@@ -366,6 +380,7 @@ fn live_round_trip_apply_verify_revert() {
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_sigkill_mid_apply_then_revert_restores() {
     assert!(is_root(), "{LIVE}");
+    let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());
     let journal = work.path().join("journal.jsonl");

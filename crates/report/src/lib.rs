@@ -8,8 +8,8 @@
 pub mod chart;
 pub mod compare;
 pub mod html;
-pub mod inspect_view;
 pub mod input;
+pub mod inspect_view;
 pub mod model;
 pub mod sections;
 pub mod summary;

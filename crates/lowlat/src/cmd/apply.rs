@@ -74,6 +74,12 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// The host-wide apply/revert lock (under the sandbox root with `--sysroot`).
+fn host_lock(sysroot: &Option<PathBuf>) -> anyhow::Result<Lock> {
+    let root = sysroot.clone().unwrap_or_else(|| PathBuf::from("/"));
+    Lock::host(&root).map_err(|e| usage(e.to_string()))
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -119,7 +125,7 @@ fn notes_block(notes: &[tune::Note]) -> String {
 }
 
 fn row(target: &str, old: &str, new: &str, note: &str) -> String {
-    format!("  {target:<58} {old:>12} → {new:<12} {note}\n")
+    format!("  {target:<58} {old:>12} → {new:<12} {note}").trim_end().to_string() + "\n"
 }
 
 /// Run `lowlat apply`.
@@ -138,9 +144,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut out = String::from("dry run: nothing is written\n");
         let todo = rows.iter().filter(|r| !r.unchanged).count();
         let _ = writeln!(out, "{todo} change(s), {} already in place:", rows.len() - todo);
+        let mut last_why = "";
         for r in rows.iter().filter(|r| !r.unchanged) {
+            // One heading per plan item: its reason.
+            let why = r.why.split(" (").next().unwrap_or(&r.why);
+            if why != last_why {
+                let _ = writeln!(out, "  # {why}");
+                last_why = why;
+            }
             let old = r.old.clone().unwrap_or_else(|e| format!("({e})"));
-            out.push_str(&row(&r.target.to_string(), &old, &r.new, &r.why));
+            out.push_str(&row(&r.target.to_string(), &old, &r.new, ""));
         }
         out.push_str(&notes_block(&changes.notes));
         out.push_str(&pending_block(&plan, &host, &args.plan));
@@ -151,6 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.sysroot.is_none() && !is_root() {
         return Err(usage("`lowlat apply` writes /proc/irq, /sys and task affinities: run it as root (or use --dry-run to see the changes)"));
     }
+    let _host_lock = host_lock(&args.sysroot)?;
     let _lock = Lock::acquire(&args.journal).map_err(|e| usage(e.to_string()))?;
     set_aside_other_boots(&args.journal, &writer.boot_id())?;
     let mut j = Journal::open(&args.journal).context("opening the journal")?;
@@ -259,6 +273,7 @@ fn done_line(d: &Done) -> String {
 /// Run `lowlat revert`.
 pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let (_, mut writer) = open(&args.sysroot)?;
+    let _host_lock = host_lock(&args.sysroot)?;
     let _lock = Lock::acquire(&args.journal).map_err(|e| usage(e.to_string()))?;
     let Some(records) = journal::read(&args.journal).map_err(|e| usage(e.to_string()))? else {
         emit(&format!("nothing to revert: no journal at {}\n", args.journal.display()))?;
