@@ -63,9 +63,11 @@ fn effective(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
     let mut out = Vec::new();
     if bad.is_empty() {
         out.push(Check::new(G, "irq-effective-affinity", Status::Pass).ev(format!(
-            "{} of {n} IRQs route to housekeeping CPUs {} ({source})",
-            n - managed.len(),
-            sets.hk.to_list()
+            "{} of {n} IRQs route to housekeeping CPUs {} ({source}); {} pending a move, {} managed",
+            n - managed.len() - pending.len(),
+            sets.hk.to_list(),
+            pending.len(),
+            managed.len()
         )));
     } else {
         out.push(
