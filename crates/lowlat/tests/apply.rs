@@ -210,6 +210,42 @@ fn apply_then_revert_is_byte_identical_on_a_sandbox() {
 }
 
 #[test]
+fn sigterm_mid_apply_rolls_back_and_exits_130() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("j.jsonl");
+    let before = snapshot(sb.path());
+    let child = lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path())
+        .args(["--step-delay", "300"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while fs::read_to_string(&journal).unwrap_or_default().matches(r#""type":"outcome""#).count()
+        < 2
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted") && err.contains("rolled back"), "{err}");
+    assert_eq!(snapshot(sb.path()), before, "host tree differs after an interrupted apply");
+}
+
+#[test]
 fn concurrent_apply_is_refused() {
     let sb = sandbox();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

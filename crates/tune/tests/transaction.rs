@@ -268,3 +268,23 @@ fn dry_run_reads_only() {
         Ok("1".into())
     );
 }
+
+#[test]
+fn cancelling_at_any_step_rolls_back_to_the_start() {
+    let (host, fake0) = fixture();
+    let changes = plan_changes(&plan(), &host, &opts());
+    for k in 1..=changes.changes.len() {
+        let mut fake = fake0.clone();
+        let before = fake.state();
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (_, mut j) = journal_in(&dir);
+        let r = txn::apply_with(&mut fake, &mut j, &changes.changes, None, &mut |n| n < k);
+        match r {
+            Err(ApplyError::RolledBack { cause, .. }) => {
+                assert!(cause.contains("interrupted"), "{cause}")
+            }
+            other => panic!("step {k}: expected a rollback, got {other:?}"),
+        }
+        assert_eq!(fake.state(), before, "cancelled at step {k}: host not restored");
+    }
+}

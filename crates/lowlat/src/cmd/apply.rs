@@ -168,8 +168,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let _lock = Lock::acquire(&args.journal).map_err(|e| usage(e.to_string()))?;
     set_aside_other_boots(&args.journal, &writer.boot_id())?;
     let mut j = Journal::open(&args.journal).context("opening the journal")?;
-    let result =
-        txn::apply(&mut writer, &mut j, &changes.changes, Some(args.plan.display().to_string()));
+    let delay = std::time::Duration::from_millis(args.step_delay);
+    interrupt::install();
+    let mut pace = |_: usize| {
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+        !interrupt::requested()
+    };
+    let plan_name = Some(args.plan.display().to_string());
+    let result = txn::apply_with(&mut writer, &mut j, &changes.changes, plan_name, &mut pace);
     match result {
         Ok(rep) => {
             let mut out = String::new();
@@ -212,6 +220,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let _ = writeln!(out, "undo with: lowlat revert --journal {}", args.journal.display());
             emit(&out)?;
             Ok(ExitCode::Ok)
+        }
+        Err(e @ ApplyError::RolledBack { .. }) if interrupt::requested() => {
+            Err(CodedError { code: ExitCode::Interrupted, message: e.to_string() }.into())
         }
         Err(e @ ApplyError::Partial { .. }) => {
             Err(CodedError { code: ExitCode::PartialApply, message: e.to_string() }.into())
@@ -351,4 +362,31 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let _ = writeln!(out, "journal kept as {}", done.display());
     emit(&out)?;
     Ok(ExitCode::Ok)
+}
+
+/// Ctrl-C / SIGTERM during `apply`: finish the current write, then roll back everything
+/// (all-or-nothing) instead of dying half-applied.
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        // Only an atomic store: async-signal-safe.
+        REQUESTED.store(true, Ordering::SeqCst);
+    }
+
+    /// Route SIGINT and SIGTERM to the flag.
+    pub fn install() {
+        let handler: extern "C" fn(libc::c_int) = on_signal;
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+            unsafe { libc::signal(sig, handler as libc::sighandler_t) };
+        }
+    }
+
+    /// Whether a signal arrived.
+    pub fn requested() -> bool {
+        REQUESTED.load(Ordering::SeqCst)
+    }
 }
