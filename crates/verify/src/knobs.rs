@@ -83,10 +83,10 @@ fn compare(
         None => Check::new(group, id, Status::NotApplicable)
             .ev(format!("{what}: not readable on this host")),
         Some(h) if selected(&h) == norm(want) || norm(&h) == norm(want) => {
-            Check::new(group, id, Status::Pass).ev(format!("{what} = {}", norm(&h)))
+            Check::new(group, id, Status::Pass).ev(format!("{what} = {}", selected(&h)))
         }
         Some(h) => Check::new(group, id, Status::Fail)
-            .ev(format!("{what} = {}, planned {want}", norm(&h)))
+            .ev(format!("{what} = {}, planned {want}", selected(&h)))
             .fix(fix),
     }
 }
