@@ -138,6 +138,33 @@ fn rt_chain(root: &Root) -> Vec<(String, i64)> {
     out
 }
 
+/// `key = value` lines of the files `sysctl --system` reads, in its order.
+fn sysctl_conf(root: &Root) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    for dir in ["usr/lib/sysctl.d", "run/sysctl.d", "etc/sysctl.d"] {
+        let mut names = root.list_dir(dir).unwrap_or_default();
+        names.sort();
+        files.extend(
+            names.into_iter().filter(|n| n.ends_with(".conf")).map(|n| format!("{dir}/{n}")),
+        );
+    }
+    files.push("etc/sysctl.conf".into());
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(text) = root.read_string(&f) else { continue };
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if let Some((k, v)) = line.split_once('=') {
+                let key = k.trim().trim_start_matches('-').to_string();
+                out.push((format!("/{f}"), key, v.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
 /// Values of planned knobs the host model may not carry, read through the root.
 fn planned_files(root: &Root, plan: &Plan, host: &mut host::Host) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
@@ -249,6 +276,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect(),
         rt_runtime_chain: rt_chain(&root),
         files,
+        sysctl_conf: sysctl_conf(&root),
         plan_arg,
     };
     let report = verify::verify(&input);
