@@ -65,12 +65,6 @@ pub(crate) trait SecondHook {
     fn finish(&mut self, threads: &mut [ThreadResult]);
 }
 
-pub(crate) struct NoHook;
-impl SecondHook for NoHook {
-    fn second(&mut self, _: u64, _: &[Recorder], _: &[u32]) {}
-    fn finish(&mut self, _: &mut [ThreadResult]) {}
-}
-
 /// What a measuring thread gets.
 pub(crate) struct Slot<'a> {
     pub rec: &'a Recorder,
@@ -253,6 +247,8 @@ where
             }
         }
         elapsed_ns = clock.now().saturating_sub(start);
+        // The last (partial) second, whose counters were not sampled inside the loop.
+        hook.second(seconds_seen + 1, &recs, &tid_vals);
     });
     sys::unlock_memory();
     if rt_failed.load(Ordering::SeqCst) {
