@@ -104,7 +104,9 @@ fn timer_json_has_the_contract_names() {
     let b = &t["histogram"]["buckets"][0];
     assert!(b["lo_ns"].is_u64() && b["hi_ns"].is_u64() && b["count"].is_u64());
     let count = t["count"].as_u64().unwrap() + t["overruns"].as_u64().unwrap();
-    assert!((900..=1001).contains(&count), "1 s at 1 ms: {count} wake-ups + overruns");
+    // A late last wake-up also counts the periods it skipped just past the 1 s end, so a few
+    // more than 1000 is right on a loaded VM; far more or far fewer would be a counting bug.
+    assert!((900..=1020).contains(&count), "1 s at 1 ms: {count} wake-ups + overruns");
     assert!(!t["per_second_max_ns"].as_array().unwrap().is_empty());
     assert!(v["host"]["kernel"].is_string());
 }
