@@ -8,6 +8,41 @@ use serde::{Deserialize, Serialize};
 /// Version of the plan file's shape. A plan with a higher version is refused.
 pub const SCHEMA_VERSION: u32 = 1;
 
+impl Plan {
+    /// The plan as YAML (the plan file).
+    pub fn to_yaml(&self) -> Result<String, crate::PlanError> {
+        serde_norway::to_string(self)
+            .map_err(|e| crate::PlanError::File(format!("cannot serialize the plan: {e}")))
+    }
+
+    /// Parse a plan file; `what` names it in errors. A newer `schema_version` is refused.
+    pub fn from_yaml(text: &str, what: &str) -> Result<Plan, crate::PlanError> {
+        let value: serde_norway::Value = serde_norway::from_str(text)
+            .map_err(|e| crate::PlanError::File(format!("{what}: not YAML: {e}")))?;
+        let version = value.get("schema_version").and_then(serde_norway::Value::as_u64);
+        match version {
+            None => {
+                return Err(crate::PlanError::File(format!(
+                    "{what}: no `schema_version` field; this is not a lowlat plan file (make one with `lowlat plan -o plan.yaml`)"
+                )))
+            }
+            Some(v) if v > u64::from(SCHEMA_VERSION) => {
+                return Err(crate::PlanError::File(format!(
+                    "{what}: plan schema_version {v} is newer than this lowlat understands ({SCHEMA_VERSION}); upgrade lowlat or re-create the plan with this version's `lowlat plan`"
+                )))
+            }
+            Some(_) => {}
+        }
+        serde_norway::from_value(value)
+            .map_err(|e| crate::PlanError::File(format!("{what}: invalid plan: {e}")))
+    }
+
+    /// Every CPU with a role (reserved ∪ isolated ∪ offlined).
+    pub fn all_cpus(&self) -> CpuSet {
+        self.reserved.union(&self.isolated).union(&self.offlined)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub schema_version: u32,
@@ -28,6 +63,9 @@ pub struct Plan {
     pub runtime: Vec<RuntimeItem>,
     /// One line per decision, in the order taken.
     pub rationale: Vec<String>,
+    /// SMT siblings switched off by `nosmt` (no role: they are gone after the reboot).
+    #[serde(default, skip_serializing_if = "CpuSet::is_empty")]
+    pub smt_disabled: CpuSet,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -46,6 +84,28 @@ pub struct PlanOptions {
     pub hugepages: Vec<HugepageRequest>,
     /// Device the housekeeping CPUs sit near (interface or PCI address).
     pub near_device: Option<String>,
+    /// `isolcpus=domain,managed_irq,…` (static isolation, no scheduler balancing) instead of
+    /// `isolcpus=managed_irq,…`.
+    #[serde(default)]
+    pub isolcpus_domain: bool,
+    /// MachineConfigPool / role the plan targets (OpenShift renders).
+    #[serde(default)]
+    pub mcp_name: Option<String>,
+    /// Node selector label of the target nodes (`node-role.kubernetes.io/<role>`).
+    #[serde(default)]
+    pub node_selector: Option<(String, String)>,
+    /// Label unique to the target MachineConfigPool.
+    #[serde(default)]
+    pub mcp_selector: Option<(String, String)>,
+    /// PerformanceProfile `net.userLevelNetworking`, when given.
+    #[serde(default)]
+    pub user_level_networking: Option<bool>,
+    /// Emit `workloadHints` in a PerformanceProfile (PPC does when a power mode is given).
+    #[serde(default)]
+    pub workload_hints: bool,
+    /// CPU vendor (`intel`, `amd`) when known: picks the pstate / C-state arguments.
+    #[serde(default)]
+    pub cpu_vendor: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,4 +153,7 @@ pub enum RuntimeItem {
     Governor { cpus: CpuSet, governor: String, reason: String },
     /// Limit C-states on these CPUs to exit latency <= `max_latency_us` (0 = poll only).
     IdleLimit { cpus: CpuSet, max_latency_us: u64, reason: String },
+    /// Energy-performance bias (`power/energy_perf_bias`, 0 = performance … 15 = powersave)
+    /// on these CPUs.
+    EnergyPerfBias { cpus: CpuSet, value: String, reason: String },
 }

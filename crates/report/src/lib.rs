@@ -1,1 +1,45 @@
 //! Terminal views and the self-contained HTML report.
+//!
+//! Flow: result files → [`input::Doc`] (generic JSON identified by `kind`) → section
+//! plug-ins ([`sections::build`]) → the report model ([`model::Report`]) → HTML
+//! ([`html::render`], charts via [`chart`]) and a terminal summary ([`summary::render`]).
+//! [`compare`] builds a before/after report from two sets of documents.
+
+pub mod chart;
+pub mod compare;
+pub mod html;
+pub mod input;
+pub mod inspect_view;
+pub mod model;
+pub mod sections;
+pub mod summary;
+pub mod term;
+
+use std::path::Path;
+
+pub use input::Doc;
+pub use model::{Report, Verdict};
+pub use sections::Options;
+
+/// Errors reading report inputs.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+}
+
+/// Load result files (each must be a JSON object; the kind is detected).
+pub fn load_all(paths: &[impl AsRef<Path>]) -> Result<Vec<Doc>, Error> {
+    paths.iter().map(|p| Doc::load(p.as_ref())).collect()
+}
+
+/// Build the report model from documents.
+pub fn build(docs: &[Doc], opts: &Options) -> Report {
+    sections::build(docs, opts)
+}

@@ -95,6 +95,36 @@ impl Histogram {
         }
     }
 
+    /// Rebuild from raw parts (e.g. a snapshot of a lock-free recorder). `counts` must have
+    /// `config.len()` entries; missing entries count as zero, extra ones as overflow.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        config: HistogramConfig,
+        counts: &[u64],
+        overflow: u64,
+        count: u64,
+        min: u64,
+        max: u64,
+        sum: u128,
+        sum_sq: f64,
+    ) -> Self {
+        let mut h = Self::new(config);
+        let mut extra = 0;
+        for (i, c) in counts.iter().enumerate() {
+            match h.counts.get_mut(i) {
+                Some(slot) => *slot = *c,
+                None => extra += c,
+            }
+        }
+        h.overflow = overflow + extra;
+        h.count = count;
+        h.min = if count == 0 { u64::MAX } else { min };
+        h.max = max;
+        h.sum = sum;
+        h.sum_sq = sum_sq;
+        h
+    }
+
     /// The configuration.
     pub fn config(&self) -> HistogramConfig {
         self.config

@@ -2,13 +2,18 @@
 //! kind, partial flag, host context, parameters), the fixed-memory [`Histogram`], summary
 //! statistics, and (in their own modules) per-kind results, importers and exporters.
 
+pub mod export;
 pub mod fsync;
 pub mod histogram;
 pub mod import;
+pub mod latency;
 
 use serde::{Deserialize, Serialize};
 
-pub use histogram::{Histogram, HistogramConfig, Summary};
+pub use histogram::{Bucket, Histogram, HistogramConfig, HistogramData, Summary};
+pub use latency::{
+    Attribution, Breach, CpuTicks, LatencyResult, LoadInfo, ThreadResult, TicksResult,
+};
 
 /// Version of the result files' JSON shape.
 pub const SCHEMA_VERSION: u32 = 1;

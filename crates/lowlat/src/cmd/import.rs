@@ -1,12 +1,56 @@
-//! `lowlat import`.
+//! `lowlat import cyclictest|oslat FILE`: another tool's output (text or JSON, detected by
+//! content) turned into a lowlat result file.
 
-use crate::exit::ExitCode;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+
+use crate::exit::{usage, ExitCode};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Tool {
+    /// cyclictest text (with or without -h histograms, rt-tests <=2.6 and >=2.7) or --json.
+    Cyclictest,
+    /// oslat text or --json.
+    Oslat,
+}
 
 /// Arguments of `lowlat import`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Which tool wrote FILE.
+    #[arg(value_enum)]
+    pub tool: Tool,
+    /// The tool's output (`-` = stdin).
+    pub file: PathBuf,
+    /// Write the lowlat result here (default: JSON on stdout).
+    #[arg(long, short = 'o', value_name = "OUT")]
+    pub output: Option<PathBuf>,
+    /// Print the per-CPU table instead of JSON (when no --output).
+    #[arg(long)]
+    pub table: bool,
+}
 
 /// Run `lowlat import`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    super::not_built("import")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let text = if args.file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+    } else {
+        std::fs::read_to_string(&args.file).map_err(|e| {
+            usage(format!("{}: {e}; pass the file cyclictest/oslat wrote", args.file.display()))
+        })?
+    };
+    let result = match args.tool {
+        Tool::Cyclictest => results::import::cyclictest::import(&text),
+        Tool::Oslat => results::import::oslat::import(&text),
+    }
+    .map_err(|e| usage(format!("{}: {e}", args.file.display())))?;
+    let json = serde_json::to_string_pretty(&result)?;
+    match &args.output {
+        Some(out) => std::fs::write(out, json + "\n")
+            .with_context(|| format!("writing {}", out.display()))?,
+        None if args.table => print!("{}", results::export::table::latency(&result)),
+        None => println!("{json}"),
+    }
+    Ok(ExitCode::Ok)
 }

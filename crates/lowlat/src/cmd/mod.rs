@@ -19,7 +19,7 @@ use crate::cli::{Cli, Command};
 use crate::exit::ExitCode;
 
 /// `--version` text.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("LOWLAT_VERSION_SUFFIX"));
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -1,0 +1,286 @@
+//! Load generators that run on the housekeeping CPUs while a measurement runs: built-in CPU,
+//! memory and I/O stressors (threads pinned to the load CPUs), or an external command
+//! (`--load-cmd`, e.g. stress-ng) in its own process group, stopped at the end.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use results::LoadInfo;
+
+use crate::{sys, MeasureError};
+
+/// Built-in stressor kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Cpu,
+    Memory,
+    Io,
+}
+
+/// A parsed `--load KIND[:CPUS]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadSpec {
+    pub name: String,
+    pub kinds: Vec<Kind>,
+    /// Explicit CPUs, else the housekeeping CPUs.
+    pub cpus: Option<Vec<u32>>,
+}
+
+impl LoadSpec {
+    /// Parse `cpu|memory|io|all[:CPULIST]`.
+    pub fn parse(s: &str) -> Result<Self, MeasureError> {
+        let (name, cpus) = match s.split_once(':') {
+            Some((n, c)) => (n, Some(c)),
+            None => (s, None),
+        };
+        let kinds = match name {
+            "cpu" => vec![Kind::Cpu],
+            "memory" | "mem" => vec![Kind::Memory],
+            "io" => vec![Kind::Io],
+            "all" => vec![Kind::Cpu, Kind::Memory, Kind::Io],
+            other => {
+                return Err(MeasureError::Config(format!(
+                "--load {other:?}: expected cpu, memory, io or all, optionally followed by :CPUS"
+            )))
+            }
+        };
+        let cpus = match cpus {
+            Some(c) => Some(
+                cpuset::CpuSet::parse_list(c)
+                    .map_err(|e| MeasureError::Config(format!("--load {s:?}: bad cpu-list: {e}")))?
+                    .iter()
+                    .map(|c| c as u32)
+                    .collect(),
+            ),
+            None => None,
+        };
+        Ok(Self { name: name.to_string(), kinds, cpus })
+    }
+}
+
+/// A running load; stopped by [`RunningLoad::stop`] or on drop.
+#[derive(Debug)]
+pub struct RunningLoad {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    child: Option<Child>,
+    files: Vec<PathBuf>,
+    pub info: LoadInfo,
+}
+
+fn cpu_work(stop: &AtomicBool) {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        std::hint::black_box(x);
+    }
+}
+
+fn memory_work(stop: &AtomicBool) {
+    let mut buf = vec![0u8; 32 << 20];
+    let mut v = 0u8;
+    while !stop.load(Ordering::Relaxed) {
+        v = v.wrapping_add(1);
+        for chunk in buf.chunks_mut(1 << 20) {
+            chunk.fill(v);
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        std::hint::black_box(&buf);
+    }
+}
+
+fn io_work(stop: &AtomicBool, path: &PathBuf) {
+    use std::io::{Seek, Write};
+    let Ok(mut f) = std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(path)
+    else {
+        return;
+    };
+    let block = vec![0x5au8; 1 << 20];
+    let mut written = 0;
+    while !stop.load(Ordering::Relaxed) {
+        if f.write_all(&block).is_err() {
+            break;
+        }
+        let _ = f.sync_data();
+        written += block.len();
+        if written >= 64 << 20 {
+            written = 0;
+            let _ = f.rewind();
+        }
+    }
+}
+
+impl RunningLoad {
+    /// Start built-in stressors: one thread per kind per CPU.
+    pub fn start_builtin(spec: &LoadSpec, housekeeping: &[u32]) -> Result<Self, MeasureError> {
+        let cpus = spec.cpus.clone().unwrap_or_else(|| housekeeping.to_vec());
+        if cpus.is_empty() {
+            return Err(MeasureError::Config(
+                "--load: no housekeeping CPU to run the load on; pass --load KIND:CPUS".into(),
+            ));
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        let mut files = Vec::new();
+        for &cpu in &cpus {
+            for &k in &spec.kinds {
+                let stop = stop.clone();
+                let path = std::env::temp_dir()
+                    .join(format!("lowlat-load-io-{}-{cpu}", std::process::id()));
+                if k == Kind::Io {
+                    files.push(path.clone());
+                }
+                let h = std::thread::Builder::new()
+                    .name(format!("lowlat-load-{cpu}"))
+                    .spawn(move || {
+                        let _ = sys::pin_current(cpu);
+                        match k {
+                            Kind::Cpu => cpu_work(&stop),
+                            Kind::Memory => memory_work(&stop),
+                            Kind::Io => io_work(&stop, &path),
+                        }
+                    })
+                    .map_err(|e| {
+                        MeasureError::Config(format!("could not start a load thread: {e}"))
+                    })?;
+                threads.push(h);
+            }
+        }
+        let info = LoadInfo { kind: spec.name.clone(), cpus: Some(list(&cpus)), command: None };
+        Ok(Self { stop, threads, child: None, files, info })
+    }
+
+    /// Start `sh -c CMD` in its own process group, pinned to `cpus`.
+    pub fn start_command(cmd: &str, cpus: &[u32]) -> Result<Self, MeasureError> {
+        // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                // SAFETY: `c` is below CPU_SETSIZE, so CPU_SET writes inside `set`.
+                unsafe { libc::CPU_SET(c as usize, &mut set) };
+            }
+        }
+        let pin = !cpus.is_empty();
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(cmd).process_group(0);
+        // SAFETY: the closure runs in the forked child before exec and only calls
+        // sched_setaffinity, which is async-signal-safe; `set` was built before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                if pin {
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                }
+                Ok(())
+            });
+        }
+        let child = command.spawn().map_err(|e| {
+            MeasureError::Config(format!("--load-cmd {cmd:?}: could not start sh: {e}"))
+        })?;
+        let info = LoadInfo {
+            kind: "external".into(),
+            cpus: Some(list(cpus)),
+            command: Some(cmd.to_string()),
+        };
+        Ok(Self {
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+            child: Some(child),
+            files: Vec::new(),
+            info,
+        })
+    }
+
+    /// Did an external load exit already (it should run for the whole measurement)?
+    pub fn exited_early(&mut self) -> Option<String> {
+        let c = self.child.as_mut()?;
+        match c.try_wait() {
+            Ok(Some(status)) => {
+                Some(format!("the --load-cmd exited during the measurement ({status})"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Stop everything: threads joined, the process group terminated (SIGTERM, then SIGKILL
+    /// after 3 s), temporary files removed.
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
+        if let Some(mut c) = self.child.take() {
+            let pgid = c.id() as libc::pid_t;
+            // SAFETY: signalling our own child's process group.
+            unsafe { libc::kill(-pgid, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(3);
+            loop {
+                match c.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if Instant::now() >= deadline => {
+                        // SAFETY: as above.
+                        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                        let _ = c.wait();
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        }
+        for f in self.files.drain(..) {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+impl Drop for RunningLoad {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn list(cpus: &[u32]) -> String {
+    let mut set = cpuset::CpuSet::new();
+    for &c in cpus {
+        set.insert(c as usize);
+    }
+    set.to_list()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_kinds_and_cpus() {
+        let s = LoadSpec::parse("all:0").unwrap();
+        assert_eq!(s.kinds.len(), 3);
+        assert_eq!(s.cpus, Some(vec![0]));
+        assert_eq!(LoadSpec::parse("cpu").unwrap().cpus, None);
+        assert!(LoadSpec::parse("gpu").is_err());
+        assert!(LoadSpec::parse("cpu:x").is_err());
+    }
+
+    #[test]
+    fn builtin_and_external_loads_start_and_stop() {
+        let mut l = RunningLoad::start_builtin(&LoadSpec::parse("cpu:0").unwrap(), &[]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        l.stop();
+        assert_eq!(l.info.cpus.as_deref(), Some("0"));
+        let mut e = RunningLoad::start_command("sleep 30", &[0]).unwrap();
+        assert!(e.exited_early().is_none());
+        let t = Instant::now();
+        e.stop();
+        assert!(t.elapsed() < Duration::from_secs(2), "SIGTERM stopped it");
+    }
+}

@@ -1,0 +1,359 @@
+//! Orchestration shared by timer and noise: the main thread pinned to a housekeeping CPU,
+//! memory locked, the PM QoS hold, one pinned thread per measured CPU started together,
+//! per-second progress, periodic checkpoints, stop on Ctrl-C or threshold, and the final
+//! [`LatencyResult`]. The per-kind hot loop is a closure; everything here is off the hot path.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use results::{Envelope, HistogramConfig, HostContext, LatencyResult, LoadInfo, ThreadResult};
+
+use crate::shared::Recorder;
+use crate::sys::{self, Clock, Monotonic, Policy};
+use crate::MeasureError;
+
+/// Settings every timer/noise run shares.
+#[derive(Debug, Clone)]
+pub struct Common {
+    /// CPUs to measure, one thread each.
+    pub cpus: Vec<u32>,
+    /// Housekeeping CPU for the main thread; `None` picks the first online CPU not measured.
+    pub main_cpu: Option<u32>,
+    /// Run length; `None` runs until stopped (or `loops`).
+    pub duration: Option<Duration>,
+    pub policy: Policy,
+    pub priority: u32,
+    pub threshold_ns: Option<u64>,
+    pub stop_on_threshold: bool,
+    /// Hold `/dev/cpu_dma_latency` at 0 while measuring.
+    pub dma_latency: bool,
+    pub host: HostContext,
+    /// lowlat version string recorded as `tool`.
+    pub tool: String,
+    /// Parameters recorded verbatim in the result.
+    pub params: serde_json::Value,
+    pub load: Option<LoadInfo>,
+    /// Call [`Observer::checkpoint`] this often (long runs write results as they go).
+    pub checkpoint_every: Option<Duration>,
+}
+
+/// One CPU's live state, for progress lines.
+#[derive(Debug, Clone, Copy)]
+pub struct Live {
+    pub cpu: u32,
+    pub count: u64,
+    pub max_ns: u64,
+    pub overruns: u64,
+}
+
+/// Receives progress while a run goes on (all calls on the main thread).
+pub trait Observer {
+    /// Once a second.
+    fn tick(&mut self, _elapsed: Duration, _live: &[Live]) {}
+    /// Every `checkpoint_every`, with a partial result.
+    fn checkpoint(&mut self, _partial: &LatencyResult) {}
+}
+
+/// An observer that does nothing.
+#[derive(Debug, Default)]
+pub struct Silent;
+impl Observer for Silent {}
+
+/// Per-second hook for kind-specific bookkeeping (noise attribution), on the main thread.
+pub(crate) trait SecondHook {
+    fn second(&mut self, sec: u64, recs: &[Recorder], tids: &[u32]);
+    fn finish(&mut self, threads: &mut [ThreadResult]);
+}
+
+pub(crate) struct NoHook;
+impl SecondHook for NoHook {
+    fn second(&mut self, _: u64, _: &[Recorder], _: &[u32]) {}
+    fn finish(&mut self, _: &mut [ThreadResult]) {}
+}
+
+/// What a measuring thread gets.
+pub(crate) struct Slot<'a> {
+    pub rec: &'a Recorder,
+    /// Shared start instant on `CLOCK_MONOTONIC`.
+    pub start_ns: u64,
+    pub stop: &'a AtomicBool,
+}
+
+/// The main thread's CPU: the requested one, else the first online CPU not measured.
+pub fn pick_main_cpu(requested: Option<u32>, measured: &[u32], online: &[u32]) -> Option<u32> {
+    requested.or_else(|| online.iter().copied().find(|c| !measured.contains(c)))
+}
+
+/// Longest per-second series kept (a ring): runs longer than a day keep their last day, so
+/// memory does not grow with run length.
+pub const MAX_SERIES_SECONDS: usize = 24 * 3600;
+
+/// Stack of each measuring thread: small, because `mlockall` makes it resident; the first
+/// 256 KiB are prefaulted.
+pub const THREAD_STACK: usize = 512 * 1024;
+
+fn seconds_for(d: Option<Duration>) -> usize {
+    match d {
+        Some(d) => (d.as_secs() as usize + 2).min(MAX_SERIES_SECONDS),
+        None => MAX_SERIES_SECONDS,
+    }
+}
+
+/// Run `body` on one thread per CPU and collect the result.
+pub(crate) fn run<F>(
+    kind: &str,
+    c: &Common,
+    observer: &mut dyn Observer,
+    hook: &mut dyn SecondHook,
+    mut notes: Vec<String>,
+    body: F,
+) -> Result<LatencyResult, MeasureError>
+where
+    F: Fn(&Slot<'_>) + Sync,
+{
+    if c.cpus.is_empty() {
+        return Err(MeasureError::Config("no CPUs to measure: pass --cpus".into()));
+    }
+    let online = sys::online_cpus();
+    if let Some(bad) = c.cpus.iter().find(|cpu| !online.contains(cpu)) {
+        return Err(MeasureError::Config(format!("CPU {bad} is not online (online: {online:?})")));
+    }
+    let main_cpu = pick_main_cpu(c.main_cpu, &c.cpus, &online);
+    match main_cpu {
+        Some(m) if c.cpus.contains(&m) => notes
+            .push(format!("main thread shares measured CPU {m}: it wakes there and adds noise")),
+        Some(m) => {
+            if let Err(e) = sys::pin_current(m) {
+                notes.push(format!("could not pin the main thread to CPU {m}: {e}"));
+            }
+        }
+        None => notes
+            .push("no housekeeping CPU left for the main thread (every CPU is measured)".into()),
+    }
+    let mut realtime = c.policy.is_realtime();
+    if let Err(e) = sys::lock_memory() {
+        realtime = false;
+        notes.push(format!(
+            "NOT REAL-TIME: mlockall failed ({e}): page faults can show up as latency"
+        ));
+    }
+    let _dma = if c.dma_latency {
+        match sys::hold_dma_latency(0) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                notes.push(format!(
+                    "/dev/cpu_dma_latency not held ({e}): deep C-state exits are included"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let threshold = c.threshold_ns;
+    let recs: Vec<Recorder> = c
+        .cpus
+        .iter()
+        .map(|_| {
+            let secs = seconds_for(c.duration);
+            let noise_secs = if kind == "noise" { secs } else { 1 };
+            Recorder::new(HistogramConfig::LATENCY, secs, threshold).with_noise_series(noise_secs)
+        })
+        .collect();
+    let tids: Vec<AtomicU32> = c.cpus.iter().map(|_| AtomicU32::new(0)).collect();
+    let stop = AtomicBool::new(false);
+    let ready = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let rt_failed = AtomicBool::new(false);
+    let pin_failed = AtomicBool::new(false);
+    let start_cell = std::sync::atomic::AtomicU64::new(0);
+    let clock = Monotonic;
+    let mut elapsed_ns = 0;
+    let mut seconds_seen = 0u64;
+    std::thread::scope(|s| {
+        for (i, &cpu) in c.cpus.iter().enumerate() {
+            let (rec, tid) = (&recs[i], &tids[i]);
+            let (stop, ready, done, start_cell) = (&stop, &ready, &done, &start_cell);
+            let (rt_failed, pin_failed, body) = (&rt_failed, &pin_failed, &body);
+            let policy = c.policy;
+            let prio = c.priority;
+            let spawned = std::thread::Builder::new()
+                .name(format!("lowlat-{kind}-{cpu}"))
+                .spawn_scoped(s, move || {
+                    tid.store(sys::gettid(), Ordering::SeqCst);
+                    if sys::pin_current(cpu).is_err() {
+                        pin_failed.store(true, Ordering::SeqCst);
+                    }
+                    if policy.is_realtime() && sys::set_policy(policy, prio).is_err() {
+                        rt_failed.store(true, Ordering::SeqCst);
+                    }
+                    sys::prefault_stack();
+                    ready.fetch_add(1, Ordering::SeqCst);
+                    let mut start = start_cell.load(Ordering::SeqCst);
+                    while start == 0 && !stop.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(1));
+                        start = start_cell.load(Ordering::SeqCst);
+                    }
+                    if start != 0 {
+                        body(&Slot { rec, start_ns: start, stop });
+                    }
+                    done.fetch_add(1, Ordering::SeqCst);
+                });
+            if spawned.is_err() {
+                stop.store(true, Ordering::SeqCst);
+                done.fetch_add(1, Ordering::SeqCst);
+                ready.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        while ready.load(Ordering::SeqCst) < c.cpus.len() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let start = clock.now() + 50_000_000;
+        start_cell.store(start, Ordering::SeqCst);
+        let tid_vals: Vec<u32> = tids.iter().map(|t| t.load(Ordering::SeqCst)).collect();
+        hook.second(0, &recs, &tid_vals);
+        let mut last_checkpoint = 0u64;
+        let step = 100_000_000u64;
+        let mut t = start;
+        while done.load(Ordering::SeqCst) < c.cpus.len() {
+            t += step;
+            clock.sleep_until(t);
+            if sys::STOP.load(Ordering::SeqCst) {
+                stop.store(true, Ordering::SeqCst);
+            }
+            let now = clock.now();
+            elapsed_ns = now.saturating_sub(start);
+            // Second `k` is complete 20 ms after its end: sample counters then.
+            while elapsed_ns >= (seconds_seen + 1) * 1_000_000_000 + 20_000_000 {
+                seconds_seen += 1;
+                hook.second(seconds_seen, &recs, &tid_vals);
+                let live: Vec<Live> = c
+                    .cpus
+                    .iter()
+                    .zip(&recs)
+                    .map(|(&cpu, r)| Live {
+                        cpu,
+                        count: r.count(),
+                        max_ns: r.max(),
+                        overruns: r.overruns(),
+                    })
+                    .collect();
+                observer.tick(Duration::from_nanos(elapsed_ns), &live);
+            }
+            if let Some(every) = c.checkpoint_every {
+                if elapsed_ns - last_checkpoint >= every.as_nanos() as u64 {
+                    last_checkpoint = elapsed_ns;
+                    let partial = build(kind, c, &recs, elapsed_ns, true, realtime, &notes, None);
+                    observer.checkpoint(&partial);
+                }
+            }
+        }
+        elapsed_ns = clock.now().saturating_sub(start);
+    });
+    sys::unlock_memory();
+    if rt_failed.load(Ordering::SeqCst) {
+        realtime = false;
+        notes.insert(
+            0,
+            format!(
+                "NOT REAL-TIME: could not set {:?} priority {} (needs root or CAP_SYS_NICE, and a non-zero RT budget); measured with SCHED_OTHER",
+                c.policy, c.priority
+            ),
+        );
+    }
+    if pin_failed.load(Ordering::SeqCst) {
+        notes.push("some measuring threads could not be pinned to their CPU".into());
+    }
+    let interrupted = sys::STOP.load(Ordering::SeqCst);
+    let stopped_on_threshold = c.stop_on_threshold && stop.load(Ordering::SeqCst) && !interrupted;
+    if interrupted {
+        notes.push("interrupted: the numbers cover the time measured before Ctrl-C".into());
+    }
+    if stopped_on_threshold {
+        notes.push("stopped on threshold (--stop-on-threshold)".into());
+    }
+    let mut r = build(
+        kind,
+        c,
+        &recs,
+        elapsed_ns,
+        interrupted || stopped_on_threshold,
+        realtime,
+        &notes,
+        Some(hook),
+    );
+    r.envelope.duration_ns = elapsed_ns;
+    for (t, tid) in r.threads.iter_mut().zip(&tids) {
+        t.tid = Some(tid.load(Ordering::SeqCst));
+    }
+    Ok(r)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build(
+    kind: &str,
+    c: &Common,
+    recs: &[Recorder],
+    elapsed_ns: u64,
+    partial: bool,
+    realtime: bool,
+    notes: &[String],
+    hook: Option<&mut dyn SecondHook>,
+) -> LatencyResult {
+    let mut envelope = Envelope::new(kind, &c.tool);
+    envelope.partial = partial;
+    envelope.duration_ns = elapsed_ns;
+    envelope.host = c.host.clone();
+    envelope.params = c.params.clone();
+    envelope.started_at = None;
+    let secs = (elapsed_ns / 1_000_000_000) as usize + usize::from(elapsed_ns % 1_000_000_000 > 0);
+    let mut breaches = Vec::new();
+    let mut threads: Vec<ThreadResult> = c
+        .cpus
+        .iter()
+        .zip(recs)
+        .map(|(&cpu, rec)| {
+            let h = rec.snapshot();
+            let (per_second_max_ns, noise) = rec.series(secs);
+            breaches.extend(rec.breaches(Some(cpu)).0);
+            ThreadResult {
+                cpu: Some(cpu),
+                stats: h.summary(),
+                overruns: rec.overruns(),
+                histogram: h.to_data(),
+                per_second_max_ns,
+                per_second_noise_ns: if kind == "noise" { noise } else { Vec::new() },
+                total_noise_ns: (kind == "noise").then(|| rec.total_noise()),
+                floor_ns: (kind == "noise").then(|| rec.floor()),
+                last_ns: Some(rec.last.load(Ordering::Relaxed)),
+                priority: Some(if c.policy.is_realtime() { c.priority } else { 0 }),
+                ..ThreadResult::default()
+            }
+        })
+        .collect();
+    breaches.sort_by_key(|b| b.t_ns);
+    if let Some(h) = hook {
+        h.finish(&mut threads);
+    }
+    LatencyResult {
+        envelope,
+        realtime,
+        threads,
+        breaches,
+        load: c.load.clone(),
+        notes: notes.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn main_cpu_is_never_a_measured_one_when_possible() {
+        assert_eq!(pick_main_cpu(None, &[1], &[0, 1]), Some(0));
+        assert_eq!(pick_main_cpu(None, &[0], &[0, 1]), Some(1));
+        assert_eq!(pick_main_cpu(None, &[0, 1], &[0, 1]), None);
+        assert_eq!(pick_main_cpu(Some(3), &[1], &[0, 1]), Some(3));
+    }
+}

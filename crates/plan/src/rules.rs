@@ -1,0 +1,336 @@
+//! Kernel-argument and runtime-knob rules (TuneD `cpu-partitioning`/`realtime` and the Node
+//! Tuning Operator's profile, reference notes `tuned-tuna.md` §1, `nto-pao.md` §2.1–2.2):
+//! from the partition and options to the plan's `kernel_args[]` and `runtime[]`, each with
+//! the reason it is there.
+
+use cpuset::CpuSet;
+
+use crate::model::{HugepageRequest, KernelArg, PlanOptions, RuntimeItem};
+
+/// Host facts the rules need (kept small so a plan file alone can be re-derived).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// Exit latency (µs) of the shallowest C-state deeper than poll, when known.
+    pub c1_latency_us: Option<u64>,
+}
+
+fn arg(key: &str, value: Option<String>, reason: &str) -> KernelArg {
+    KernelArg { key: key.into(), value, reason: reason.into() }
+}
+
+fn low_latency(o: &PlanOptions) -> bool {
+    matches!(o.power.as_str(), "low-latency" | "ultra-low-latency")
+}
+
+/// `nosmt`, in PPC's `additionalKernelArgs` form.
+pub fn nosmt_arg() -> KernelArg {
+    arg("nosmt", None, "SMT off (--no-smt): siblings share a core's execution units and caches with the isolated thread")
+}
+
+/// The kernel arguments for a partition.
+pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec<KernelArg> {
+    let iso = isolated.to_list();
+    let res = reserved.to_list();
+    let vendor = o.cpu_vendor.as_deref();
+    let mut v = vec![
+        arg("skew_tick", Some("1".into()), "offset each CPU's tick so ticks do not contend on the jiffies/timekeeping locks at the same instant (TuneD network-latency)"),
+    ];
+    if vendor != Some("arm") {
+        v.push(arg("tsc", Some("reliable".into()), "skip the clocksource watchdog's periodic TSC checks, a source of latency spikes on isolated CPUs (NTO PR #756)"));
+    }
+    v.push(arg(
+        "rcupdate.rcu_normal_after_boot",
+        Some("1".into()),
+        "no expedited RCU grace periods after boot: they IPI every CPU, isolated ones included",
+    ));
+    if !isolated.is_empty() {
+        v.push(arg("nohz", Some("on".into()), "dynamic ticks on, required for nohz_full"));
+        v.push(arg(
+            "nohz_full",
+            Some(iso.clone()),
+            "stop the scheduler tick on isolated CPUs while they run a single task",
+        ));
+        v.push(arg(
+            "rcu_nocbs",
+            Some(iso.clone()),
+            "run RCU callbacks of isolated CPUs in rcuo kthreads on housekeeping CPUs",
+        ));
+        let (flags, why) = if o.isolcpus_domain {
+            ("domain,managed_irq,", "remove isolated CPUs from scheduler load balancing (static isolation) and keep managed IRQs off them")
+        } else {
+            ("managed_irq,", "keep kernel-managed (multi-queue) IRQs off isolated CPUs where the driver allows; scheduler balancing stays for CPU-manager pinning")
+        };
+        v.push(arg("isolcpus", Some(format!("{flags}{iso}")), why));
+        v.push(arg(
+            "irqaffinity",
+            Some(res.clone()),
+            "default affinity of every IRQ at boot: housekeeping only",
+        ));
+        v.push(arg(
+            "kthread_cpus",
+            Some(res.clone()),
+            "unbound kernel threads start on housekeeping CPUs",
+        ));
+        let expanded: Vec<String> = reserved.iter().map(|c| c.to_string()).collect();
+        v.push(arg("systemd.cpu_affinity", Some(expanded.join(",")), "PID 1 and every service start on housekeeping CPUs (expanded list, as older systemd needs)"));
+    }
+    v.push(arg("nosoftlockup", None, "no soft-lockup detector hrtimer firing on isolated CPUs"));
+    if low_latency(o) {
+        v.push(arg(
+            "nmi_watchdog",
+            Some("0".into()),
+            "no periodic NMI (perf counter) on every CPU",
+        ));
+    }
+    if o.rt_kernel {
+        v.push(arg("rcutree.kthread_prio", Some("11".into()), "RCU kthreads at SCHED_FIFO 11, above ksoftirqd/stalld, so grace periods finish under RT load"));
+    }
+    match (vendor, o.per_pod_power_management, low_latency(o)) {
+        (Some("intel"), true, _) => v.push(arg(
+            "intel_pstate",
+            Some("passive".into()),
+            "per-pod power management: governors per CPU through cpufreq (CRI-O annotations)",
+        )),
+        (Some("amd"), true, _) => v.push(arg(
+            "amd_pstate",
+            Some("passive".into()),
+            "per-pod power management: governors per CPU through cpufreq",
+        )),
+        (Some("intel"), false, true) => v.push(arg(
+            "intel_pstate",
+            Some("active".into()),
+            "hardware P-states with the performance governor hold the highest frequency",
+        )),
+        (Some("amd"), false, true) => v.push(arg(
+            "amd_pstate",
+            Some("guided".into()),
+            "firmware-guided P-states with a performance floor",
+        )),
+        _ => {}
+    }
+    if o.power == "ultra-low-latency" {
+        v.push(arg(
+            "processor.max_cstate",
+            Some("1".into()),
+            "ultra-low-latency: no ACPI C-state deeper than C1 (wake-up exit latency)",
+        ));
+        if vendor != Some("amd") {
+            v.push(arg(
+                "intel_idle.max_cstate",
+                Some("0".into()),
+                "ultra-low-latency: disable intel_idle so only C1 remains",
+            ));
+        }
+        v.push(arg("idle", Some("poll".into()), "ultra-low-latency: idle CPUs spin instead of halting, zero wake-up latency at the cost of power"));
+    }
+    v.extend(hugepage_args(&o.hugepages));
+    if o.no_smt {
+        v.push(nosmt_arg());
+    }
+    v
+}
+
+/// `default_hugepagesz` / `hugepagesz` / `hugepages` for pages without a NUMA node.
+pub fn hugepage_args(pages: &[HugepageRequest]) -> Vec<KernelArg> {
+    let mut v = vec![];
+    let global: Vec<&HugepageRequest> = pages.iter().filter(|p| p.node.is_none()).collect();
+    if let Some(first) = pages.first() {
+        v.push(arg(
+            "default_hugepagesz",
+            Some(first.size.clone()),
+            "default huge page size: the first --hugepages request",
+        ));
+    }
+    for p in global {
+        v.push(arg(
+            "hugepagesz",
+            Some(p.size.clone()),
+            "reserve huge pages at boot, before memory fragments",
+        ));
+        v.push(arg(
+            "hugepages",
+            Some(p.count.to_string()),
+            "page count for the size above (the kernel splits it evenly over NUMA nodes)",
+        ));
+    }
+    // With a non-2M default, the kernel only creates the 2M sysfs directories when 2M is
+    // named on the command line; per-node 2M pages need them (NTO, PAO PR #326).
+    let default_is_2m = pages.first().is_some_and(|p| size_kb(&p.size) == Some(2048));
+    let node_2m = pages.iter().any(|p| p.node.is_some() && size_kb(&p.size) == Some(2048));
+    let global_2m = pages.iter().any(|p| p.node.is_none() && size_kb(&p.size) == Some(2048));
+    if !default_is_2m && node_2m && !global_2m {
+        v.push(arg(
+            "hugepagesz",
+            Some("2M".into()),
+            "name 2M pages so the kernel creates their per-node sysfs files (set at runtime)",
+        ));
+        v.push(arg(
+            "hugepages",
+            Some("0".into()),
+            "no 2M pages at boot: the per-node counts are set at runtime",
+        ));
+    }
+    v
+}
+
+/// Size text (`2M`, `1G`, `64k`) to kB.
+pub fn size_kb(size: &str) -> Option<u64> {
+    let s = size.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = num.parse().ok()?;
+    match unit.to_ascii_uppercase().as_str() {
+        "K" | "KB" => Some(n),
+        "M" | "MB" => Some(n * 1024),
+        "G" | "GB" => Some(n * 1024 * 1024),
+        _ => None,
+    }
+}
+
+/// The runtime knobs for a partition.
+pub fn runtime_items(
+    reserved: &CpuSet,
+    isolated: &CpuSet,
+    o: &PlanOptions,
+    f: &Facts,
+) -> Vec<RuntimeItem> {
+    let r = |s: &str| s.to_string();
+    let mut v = vec![];
+    if !isolated.is_empty() {
+        v.push(RuntimeItem::IrqAffinity { cpus: reserved.clone(), reason: r("move every movable IRQ and the default IRQ mask to housekeeping CPUs (managed IRQs stay; isolcpus=managed_irq handles them at boot)") });
+        v.push(RuntimeItem::WorkqueueMask {
+            cpus: reserved.clone(),
+            reason: r("unbound and writeback workqueues run only on housekeeping CPUs"),
+        });
+        v.push(RuntimeItem::KthreadAffinity { cpus: reserved.clone(), reason: r("movable kernel threads leave the isolated CPUs (per-CPU kthreads cannot move and are expected)") });
+        v.push(RuntimeItem::Sysctl {
+            name: r("kernel.watchdog_cpumask"),
+            value: reserved.to_list(),
+            reason: r("lockup detectors only on housekeeping CPUs"),
+        });
+    }
+    v.push(RuntimeItem::Sysctl { name: r("kernel.timer_migration"), value: r("0"), reason: r("timers stay on the CPU that armed them instead of being pulled across CPUs (TuneD; OpenShift sets 1 for dynamic pod pinning)") });
+    v.push(RuntimeItem::Sysctl {
+        name: r("vm.stat_interval"),
+        value: r("10"),
+        reason: r("vmstat per-CPU counter folding every 10 s instead of every second"),
+    });
+    v.push(RuntimeItem::Sysctl {
+        name: r("kernel.numa_balancing"),
+        value: r("0"),
+        reason: r("no NUMA-balancing page faults and task migrations"),
+    });
+    v.push(RuntimeItem::Sysctl {
+        name: r("kernel.hung_task_timeout_secs"),
+        value: r("600"),
+        reason: r("a busy-polling RT task starving a kworker must not trip the hung-task detector"),
+    });
+    if low_latency(o) {
+        v.push(RuntimeItem::Sysctl {
+            name: r("kernel.nmi_watchdog"),
+            value: r("0"),
+            reason: r("no periodic NMI on every CPU (same as nmi_watchdog=0, without a reboot)"),
+        });
+    }
+    if o.rt_kernel {
+        v.push(RuntimeItem::Sysctl {
+            name: r("kernel.sched_rt_runtime_us"),
+            value: r("-1"),
+            reason: r("no RT throttling: an isolated FIFO task may use 100% of its CPU"),
+        });
+    }
+    v.push(RuntimeItem::File {
+        path: r("sys/kernel/mm/transparent_hugepage/enabled"),
+        value: r("never"),
+        reason: r("no THP compaction stalls or khugepaged scans"),
+    });
+    for p in &o.hugepages {
+        if let (Some(node), Some(kb)) = (p.node, size_kb(&p.size)) {
+            v.push(RuntimeItem::File {
+                path: format!("sys/devices/system/node/node{node}/hugepages/hugepages-{kb}kB/nr_hugepages"),
+                value: p.count.to_string(),
+                reason: format!("{} {} huge pages on NUMA node {node} (per-node pages cannot be set on the command line)", p.count, p.size),
+            });
+        }
+    }
+    let all = reserved.union(isolated);
+    if low_latency(o) && !o.per_pod_power_management {
+        v.push(RuntimeItem::Governor {
+            cpus: all.clone(),
+            governor: r("performance"),
+            reason: r("highest frequency, no ramp-up delay after idle"),
+        });
+    }
+    match o.power.as_str() {
+        "low-latency" if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
+            cpus: isolated.clone(),
+            max_latency_us: f.c1_latency_us.unwrap_or(3),
+            reason: r(
+                "isolated CPUs sleep no deeper than C1 (TuneD force_latency=cstate.id_no_zero:1|3)",
+            ),
+        }),
+        "ultra-low-latency" if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
+            cpus: isolated.clone(),
+            max_latency_us: 0,
+            reason: r("isolated CPUs poll when idle (matches idle=poll, without a reboot)"),
+        }),
+        _ => {}
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(power: &str) -> PlanOptions {
+        PlanOptions {
+            style: "lowlat".into(),
+            power: power.into(),
+            cpu_vendor: Some("intel".into()),
+            ..Default::default()
+        }
+    }
+
+    fn tokens(a: &[KernelArg]) -> String {
+        a.iter().map(KernelArg::token).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn default_mode_args() {
+        let r = CpuSet::parse_list("0,40").unwrap();
+        let i = CpuSet::parse_list("1-39,41-79").unwrap();
+        let t = tokens(&kernel_args(&r, &i, &opts("default")));
+        assert_eq!(t, "skew_tick=1 tsc=reliable rcupdate.rcu_normal_after_boot=1 nohz=on nohz_full=1-39,41-79 rcu_nocbs=1-39,41-79 isolcpus=managed_irq,1-39,41-79 irqaffinity=0,40 kthread_cpus=0,40 systemd.cpu_affinity=0,40 nosoftlockup");
+    }
+
+    #[test]
+    fn ultra_low_latency_rt_args() {
+        let r = CpuSet::parse_list("0").unwrap();
+        let i = CpuSet::parse_list("1-3").unwrap();
+        let mut o = opts("ultra-low-latency");
+        o.rt_kernel = true;
+        o.no_smt = true;
+        o.isolcpus_domain = true;
+        o.hugepages = vec![
+            HugepageRequest { size: "1G".into(), count: 4, node: None },
+            HugepageRequest { size: "2M".into(), count: 128, node: Some(0) },
+        ];
+        let t = tokens(&kernel_args(&r, &i, &o));
+        assert!(t.contains("isolcpus=domain,managed_irq,1-3"), "{t}");
+        assert!(t.contains("nmi_watchdog=0 rcutree.kthread_prio=11 intel_pstate=active processor.max_cstate=1 intel_idle.max_cstate=0 idle=poll default_hugepagesz=1G hugepagesz=1G hugepages=4 hugepagesz=2M hugepages=0 nosmt"), "{t}");
+        assert!(!kernel_args(&r, &i, &opts("low-latency")).iter().any(|a| a.key == "idle"));
+        let rt = runtime_items(&r, &i, &o, &Facts::default());
+        assert!(rt.contains(&RuntimeItem::File { path: "sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages".into(), value: "128".into(), reason: "128 2M huge pages on NUMA node 0 (per-node pages cannot be set on the command line)".into() }));
+        assert!(rt.iter().any(|x| matches!(x, RuntimeItem::IdleLimit { max_latency_us: 0, .. })));
+        assert!(rt.iter().any(|x| matches!(x, RuntimeItem::Sysctl { name, .. } if name == "kernel.sched_rt_runtime_us")));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size_kb("2M"), Some(2048));
+        assert_eq!(size_kb("1G"), Some(1_048_576));
+        assert_eq!(size_kb("64k"), Some(64));
+        assert_eq!(size_kb("1T"), None);
+        assert_eq!(size_kb("G"), None);
+    }
+}

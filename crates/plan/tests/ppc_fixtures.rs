@@ -1,0 +1,64 @@
+//! Every Performance Profile Creator case in `shared/fixtures/ppc-expected/` reproduced from
+//! the real must-gathers: the CPU sets here; the whole PerformanceProfile in the render crate.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use plan::layout::Layout;
+use plan::ppc::{calculate, PpcInput};
+
+fn shared_dir() -> PathBuf {
+    let mut d = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        if d.join("shared/fixtures").is_dir() {
+            return d.join("shared");
+        }
+        if !d.pop() {
+            panic!("no shared/ directory above {}", env!("CARGO_MANIFEST_DIR"));
+        }
+    }
+}
+
+fn host(mg: &str, node: &str) -> host::Host {
+    let dir = shared_dir().join("fixtures/must-gather").join(mg);
+    let root = host::Root::must_gather(Path::new(&dir), Some(node)).unwrap();
+    host::read(&root)
+}
+
+#[test]
+fn real_worker1_layout() {
+    let l = Layout::from_host(&host("must-gather.bare-metal", "worker1"));
+    assert_eq!(l.describe(), "2 NUMA nodes, 40 cores, 80 CPUs (2 threads/core)");
+    assert_eq!(l.nodes[0].cores[1].cpus, vec![2, 42]);
+    assert_eq!(l.nodes[0].cores[1].core_id, 4);
+    let l = Layout::from_host(&host("must-gather.sno", "ocp47sno-master-0.demo.lab"));
+    assert_eq!(l.describe(), "1 NUMA node, 12 cores, 12 CPUs (1 thread/core)");
+}
+
+#[test]
+fn ppc_cpu_sets_match_the_fixtures() {
+    let w1 = Layout::from_host(&host("must-gather.bare-metal", "worker1"));
+    let sno = Layout::from_host(&host("must-gather.sno", "ocp47sno-master-0.demo.lab"));
+    let case = |l: &Layout, r, split, dht| {
+        let p = calculate(
+            l,
+            &PpcInput {
+                reserved_cpu_count: r,
+                split_reserved_cpus_across_numa: split,
+                disable_ht: dht,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        (p.reserved.to_list(), p.isolated.to_list())
+    };
+    assert_eq!(case(&w1, 4, false, false), ("0,2,40,42".into(), "1,3-39,41,43-79".into()));
+    assert_eq!(case(&sno, 1, false, false), ("0".into(), "1-11".into()));
+    assert_eq!(case(&w1, 5, true, true), ("0-4".into(), "5-39".into()));
+    assert_eq!(
+        case(&w1, 12, false, true),
+        ("0,2,4,6,8,10,12,14,16,18,20,22".into(), "1,3,5,7,9,11,13,15,17,19,21,23-39".into())
+    );
+    assert_eq!(case(&w1, 4, true, false), ("0-1,40-41".into(), "2-39,42-79".into()));
+}

@@ -1,0 +1,284 @@
+//! OpenShift manifests: a MachineConfigPool for the role, a MachineConfig carrying
+//! `kernelType: realtime` and the plan's `kernelArguments` (plus a unit that takes offlined
+//! CPUs down), a KubeletConfig with the static CPU manager, reserved CPUs, topology manager
+//! and (where required) the memory manager, a Tuned CR, the node-label command; and the
+//! PerformanceProfile v2 the Performance Profile Creator writes.
+
+use plan::Plan;
+use serde_norway::Value;
+
+use crate::yaml::{b, doc, docs, int, map, s, seq};
+use crate::OutFile;
+
+const ROLE_LABEL: &str = "machineconfiguration.openshift.io/role";
+
+fn node_selector(plan: &Plan, role: &str) -> (String, String) {
+    plan.options
+        .node_selector
+        .clone()
+        .unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new()))
+}
+
+fn header(plan: &Plan, role: &str) -> String {
+    format!(
+        "lowlat plan `{}` for role {role}: housekeeping {}, isolated {}{}",
+        plan.name,
+        plan.reserved,
+        plan.isolated,
+        if plan.offlined.is_empty() {
+            String::new()
+        } else {
+            format!(", offline {}", plan.offlined)
+        }
+    )
+}
+
+/// MachineConfigPool for the role (inherits the worker MachineConfigs).
+pub fn machine_config_pool(plan: &Plan, role: &str) -> Value {
+    let (nk, nv) = node_selector(plan, role);
+    map(vec![
+        ("apiVersion", s("machineconfiguration.openshift.io/v1")),
+        ("kind", s("MachineConfigPool")),
+        ("metadata", map(vec![("name", s(role)), ("labels", map(vec![(ROLE_LABEL, s(role))]))])),
+        (
+            "spec",
+            map(vec![
+                (
+                    "machineConfigSelector",
+                    map(vec![(
+                        "matchExpressions",
+                        seq(vec![map(vec![
+                            ("key", s(ROLE_LABEL)),
+                            ("operator", s("In")),
+                            ("values", seq(vec![s("worker"), s(role)])),
+                        ])]),
+                    )]),
+                ),
+                ("nodeSelector", map(vec![("matchLabels", map(vec![(nk, s(nv))]))])),
+            ]),
+        ),
+    ])
+}
+
+fn offline_unit(plan: &Plan) -> Option<Value> {
+    if plan.offlined.is_empty() {
+        return None;
+    }
+    let cpus: Vec<String> = plan.offlined.iter().map(|c| c.to_string()).collect();
+    let contents = format!(
+        "[Unit]\nDescription=lowlat: take CPUs {} offline\nBefore=kubelet.service\n\n[Service]\nType=oneshot\nRemainAfterExit=true\nExecStart=/bin/sh -c 'for c in {}; do echo 0 > /sys/devices/system/cpu/cpu$c/online; done'\n\n[Install]\nWantedBy=multi-user.target\n",
+        plan.offlined,
+        cpus.join(" ")
+    );
+    Some(map(vec![
+        ("contents", s(contents)),
+        ("enabled", b(true)),
+        ("name", s("lowlat-cpus-offline.service")),
+    ]))
+}
+
+/// MachineConfig with the kernel type and arguments.
+pub fn machine_config(plan: &Plan, role: &str) -> Value {
+    let args: Vec<Value> = plan.kernel_args.iter().map(|a| s(a.token())).collect();
+    let mut config = vec![("ignition", map(vec![("version", s("3.2.0"))]))];
+    if let Some(unit) = offline_unit(plan) {
+        config.push(("systemd", map(vec![("units", seq(vec![unit]))])));
+    }
+    map(vec![
+        ("apiVersion", s("machineconfiguration.openshift.io/v1")),
+        ("kind", s("MachineConfig")),
+        (
+            "metadata",
+            map(vec![
+                ("name", s(format!("50-lowlat-{role}"))),
+                ("labels", map(vec![(ROLE_LABEL, s(role))])),
+            ]),
+        ),
+        (
+            "spec",
+            map(vec![
+                ("config", map(config)),
+                ("kernelType", s(if plan.options.rt_kernel { "realtime" } else { "default" })),
+                ("kernelArguments", seq(args)),
+            ]),
+        ),
+    ])
+}
+
+/// KubeletConfig: static CPU manager on the plan's reserved CPUs.
+pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
+    let policy = plan.options.topology_policy.clone().unwrap_or_else(|| "best-effort".into());
+    let mut kc = vec![
+        ("apiVersion", s("kubelet.config.k8s.io/v1beta1")),
+        ("kind", s("KubeletConfiguration")),
+        ("cpuManagerPolicy", s("static")),
+        ("cpuManagerReconcilePeriod", s("5s")),
+    ];
+    if policy == "single-numa-node" {
+        kc.push(("cpuManagerPolicyOptions", map(vec![("full-pcpus-only", s("true"))])));
+    }
+    kc.push(("reservedSystemCPUs", s(plan.reserved.to_list())));
+    kc.push(("topologyManagerPolicy", s(policy.clone())));
+    kc.push(("evictionHard", map(vec![("memory.available", s("100Mi"))])));
+    kc.push(("kubeReserved", map(vec![("memory", s("500Mi"))])));
+    kc.push(("systemReserved", map(vec![("memory", s("500Mi"))])));
+    if policy == "restricted" || policy == "single-numa-node" {
+        kc.push(("memoryManagerPolicy", s("Static")));
+        kc.push((
+            "reservedMemory",
+            seq(vec![map(vec![
+                ("numaNode", int(0)),
+                ("limits", map(vec![("memory", s("1100Mi"))])),
+            ])]),
+        ));
+    }
+    map(vec![
+        ("apiVersion", s("machineconfiguration.openshift.io/v1")),
+        ("kind", s("KubeletConfig")),
+        ("metadata", map(vec![("name", s(format!("lowlat-{role}")))])),
+        (
+            "spec",
+            map(vec![
+                (
+                    "machineConfigPoolSelector",
+                    map(vec![("matchLabels", map(vec![(ROLE_LABEL, s(role))]))]),
+                ),
+                ("kubeletConfig", map(kc)),
+            ]),
+        ),
+    ])
+}
+
+/// Tuned CR: the runtime part as a TuneD profile on top of `openshift-node,cpu-partitioning`.
+pub fn tuned_cr(plan: &Plan, role: &str) -> Value {
+    let name = format!("openshift-node-lowlat-{role}");
+    let data = crate::tuned::tuned_conf(plan, "openshift-node,cpu-partitioning", false);
+    map(vec![
+        ("apiVersion", s("tuned.openshift.io/v1")),
+        ("kind", s("Tuned")),
+        (
+            "metadata",
+            map(vec![
+                ("name", s(name.clone())),
+                ("namespace", s("openshift-cluster-node-tuning-operator")),
+            ]),
+        ),
+        (
+            "spec",
+            map(vec![
+                ("profile", seq(vec![map(vec![("data", s(data)), ("name", s(name.clone()))])])),
+                (
+                    "recommend",
+                    seq(vec![map(vec![
+                        ("machineConfigLabels", map(vec![(ROLE_LABEL, s(role))])),
+                        ("priority", int(20)),
+                        ("profile", s(name)),
+                    ])]),
+                ),
+            ]),
+        ),
+    ])
+}
+
+/// The node-label and apply commands, in the order the seed procedure uses.
+pub fn apply_script(plan: &Plan, role: &str) -> String {
+    let (nk, nv) = node_selector(plan, role);
+    let node = plan.host.clone().unwrap_or_else(|| "<node_name>".into());
+    format!(
+        "#!/bin/sh\n# {}\nset -eu\ncd \"$(dirname \"$0\")\"\noc apply -f 01-machineconfigpool.yaml\noc apply -f 04-tuned.yaml\noc apply -f 02-machineconfig.yaml\noc apply -f 03-kubeletconfig.yaml\n# move the node into the pool; the MachineConfigPool rolls it out and reboots the node\noc label node {node} {nk}={nv}\n",
+        header(plan, role)
+    )
+}
+
+/// Every OpenShift file.
+pub fn render(plan: &Plan, role: &str) -> Vec<OutFile> {
+    let h = header(plan, role);
+    vec![
+        OutFile::new("01-machineconfigpool.yaml", docs(&h, &[machine_config_pool(plan, role)])),
+        OutFile::new("02-machineconfig.yaml", docs(&h, &[machine_config(plan, role)])),
+        OutFile::new("03-kubeletconfig.yaml", docs(&h, &[kubelet_config(plan, role)])),
+        OutFile::new("04-tuned.yaml", docs(&h, &[tuned_cr(plan, role)])),
+        OutFile::script("apply.sh", apply_script(plan, role)),
+    ]
+}
+
+/// PerformanceProfile v2, shaped like the Performance Profile Creator's output.
+pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
+    let o = &plan.options;
+    let role = role
+        .map(str::to_string)
+        .or_else(|| o.mcp_name.clone())
+        .unwrap_or_else(|| "worker-cnf".into());
+    let mut spec: Vec<(&str, Value)> = vec![];
+    let ppc = o.style == "ppc";
+    if o.no_smt {
+        spec.push(("additionalKernelArgs", seq(vec![s("nosmt")])));
+    }
+    let mut cpu = vec![("isolated", s(plan.isolated.to_list()))];
+    if !plan.offlined.is_empty() {
+        cpu.push(("offlined", s(plan.offlined.to_list())));
+    }
+    cpu.push(("reserved", s(plan.reserved.to_list())));
+    spec.push(("cpu", map(cpu)));
+    if !o.hugepages.is_empty() {
+        let pages: Vec<Value> = o
+            .hugepages
+            .iter()
+            .map(|p| {
+                let mut v = vec![("count", int(p.count))];
+                if let Some(n) = p.node {
+                    v.push(("node", int(n as u64)));
+                }
+                v.push(("size", s(p.size.clone())));
+                map(v)
+            })
+            .collect();
+        spec.push((
+            "hugepages",
+            map(vec![
+                ("defaultHugepagesSize", s(o.hugepages[0].size.clone())),
+                ("pages", seq(pages)),
+            ]),
+        ));
+    }
+    let (mk, mv) = o.mcp_selector.clone().unwrap_or_else(|| (ROLE_LABEL.into(), role.clone()));
+    spec.push(("machineConfigPoolSelector", map(vec![(mk, s(mv))])));
+    if let Some(uln) = o.user_level_networking {
+        spec.push(("net", map(vec![("userLevelNetworking", b(uln))])));
+    }
+    let (nk, nv) = node_selector(plan, &role);
+    spec.push(("nodeSelector", map(vec![(nk, s(nv))])));
+    spec.push((
+        "numa",
+        map(vec![(
+            "topologyPolicy",
+            s(o.topology_policy.clone().unwrap_or_else(|| "restricted".into())),
+        )]),
+    ));
+    spec.push(("realTimeKernel", map(vec![("enabled", b(o.rt_kernel))])));
+    if o.workload_hints || !ppc {
+        let rt = matches!(o.power.as_str(), "low-latency" | "ultra-low-latency");
+        spec.push((
+            "workloadHints",
+            map(vec![
+                ("highPowerConsumption", b(o.power == "ultra-low-latency")),
+                ("perPodPowerManagement", b(o.per_pod_power_management)),
+                ("realTime", b(rt)),
+            ]),
+        ));
+    }
+    map(vec![
+        ("apiVersion", s("performance.openshift.io/v2")),
+        ("kind", s("PerformanceProfile")),
+        ("metadata", map(vec![("name", s(plan.name.clone()))])),
+        ("spec", map(spec)),
+    ])
+}
+
+/// The PerformanceProfile as a file (PPC prints `---` first).
+pub fn performance_profile_file(plan: &Plan, role: Option<&str>) -> OutFile {
+    OutFile::new(
+        "performance-profile.yaml",
+        format!("---\n{}", doc(&performance_profile(plan, role))),
+    )
+}

@@ -1,0 +1,138 @@
+//! A TuneD profile directory equivalent to the plan: `tuned.conf` on top of
+//! `cpu-partitioning` with the plan's kernel arguments as the whole boot line, its sysctls,
+//! THP, governor and idle limit, and `variables.conf` with the CPU sets.
+
+use plan::{Plan, RuntimeItem};
+
+use crate::OutFile;
+
+/// TuneD profile name for a plan.
+pub fn profile_name(plan: &Plan) -> String {
+    format!("lowlat-{}", plan.name)
+}
+
+/// `tuned.conf` body (also the Tuned CR's profile data, without the bootloader section when
+/// `with_bootloader` is false).
+pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "# lowlat plan `{}`: housekeeping {}, isolated {}; power {}{}\n",
+        plan.name,
+        plan.reserved,
+        plan.isolated,
+        plan.options.power,
+        if plan.options.rt_kernel { ", real-time kernel" } else { "" }
+    ));
+    s.push_str(&format!(
+        "[main]\nsummary=lowlat plan {}: isolate {} for latency-critical work\ninclude={include}\n\n",
+        plan.name, plan.isolated
+    ));
+    s.push_str("[variables]\n");
+    if with_bootloader {
+        s.push_str("include=${i:PROFILE_DIR}/variables.conf\n\n");
+    } else {
+        s.push_str(&format!("isolated_cores={}\n", plan.isolated));
+        if plan.options.isolcpus_domain {
+            s.push_str(&format!("no_balance_cores={}\n", plan.isolated));
+        }
+        s.push('\n');
+    }
+    let low = matches!(plan.options.power.as_str(), "low-latency" | "ultra-low-latency");
+    let mut cpu = vec![];
+    for item in &plan.runtime {
+        match item {
+            RuntimeItem::Governor { governor, .. } => {
+                cpu.push(format!("governor={governor}"));
+                cpu.push("energy_perf_bias=performance".into());
+                cpu.push("min_perf_pct=100".into());
+            }
+            RuntimeItem::IdleLimit { max_latency_us, .. } => {
+                if *max_latency_us == 0 {
+                    cpu.push("force_latency=0".into());
+                } else {
+                    cpu.push("force_latency=cstate.id_no_zero:1|3".into());
+                }
+            }
+            _ => {}
+        }
+    }
+    if !cpu.is_empty() {
+        s.push_str("[cpu]\n");
+        for l in cpu {
+            s.push_str(&l);
+            s.push('\n');
+        }
+        s.push('\n');
+    }
+    let thp = plan.runtime.iter().any(|r| matches!(r, RuntimeItem::File { path, .. } if path.ends_with("transparent_hugepage/enabled")));
+    if thp {
+        s.push_str("[vm]\ntransparent_hugepages=never\n\n");
+    }
+    let sysctls: Vec<(&str, &str)> = plan
+        .runtime
+        .iter()
+        .filter_map(|r| match r {
+            RuntimeItem::Sysctl { name, value, .. } => Some((name.as_str(), value.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !sysctls.is_empty() {
+        s.push_str("[sysctl]\n");
+        for (k, v) in sysctls {
+            s.push_str(&format!("{k}={v}\n"));
+        }
+        s.push('\n');
+    }
+    let sysfs: Vec<(&str, &str)> = plan
+        .runtime
+        .iter()
+        .filter_map(|r| match r {
+            RuntimeItem::File { path, value, .. } if path.contains("/hugepages-") => {
+                Some((path.as_str(), value.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    if !sysfs.is_empty() {
+        s.push_str("[sysfs]\n");
+        for (p, v) in sysfs {
+            s.push_str(&format!("/{p}={v}\n"));
+        }
+        s.push('\n');
+    }
+    if plan.options.rt_kernel {
+        s.push_str("[service]\nservice.stalld=start,enable\n\n");
+    }
+    if with_bootloader {
+        s.push_str("[bootloader]\n# the plan's arguments are the whole TuneD boot line: clear the parents' keys\n");
+        s.push_str("cmdline_network_latency=\n");
+        s.push_str(&format!(
+            "cmdline_cpu_part={} tuned.non_isolcpus=${{not_isolated_cpumask}}\n",
+            crate::cmdline::line(plan)
+        ));
+    } else if low {
+        s.push_str("# kernel arguments come from the MachineConfig's kernelArguments\n");
+    }
+    s
+}
+
+/// The profile directory.
+pub fn render(plan: &Plan) -> Vec<OutFile> {
+    let dir = profile_name(plan);
+    let mut vars = format!(
+        "# lowlat plan `{}`: CPU sets for {dir}\nisolated_cores={}\n",
+        plan.name, plan.isolated
+    );
+    if plan.options.isolcpus_domain {
+        vars.push_str(&format!("no_balance_cores={}\n", plan.isolated));
+    }
+    let mut readme = String::new();
+    readme.push_str(&format!(
+        "# install: cp -r {dir} /etc/tuned/ && tuned-adm profile {dir} && reboot (boot arguments)\n"
+    ));
+    vec![
+        OutFile::new(format!("{dir}/tuned.conf"), tuned_conf(plan, "cpu-partitioning", true)),
+        OutFile::new(format!("{dir}/variables.conf"), vars),
+        OutFile::new(format!("{dir}/INSTALL"), readme),
+    ]
+}

@@ -1,0 +1,362 @@
+//! Before/after comparison (`lowlat report --compare BEFORE… --vs AFTER…`): the context that
+//! changed, per-kind delta tables and overlays (before dashed, after solid, same colour per
+//! CPU), with a headline per kind saying whether the change helped.
+
+use std::collections::BTreeMap;
+
+use crate::input::{BucketView, Doc, FsyncView, LatencyView, ThreadView, VerifyView};
+use crate::model::{
+    fmt_delta_ns, fmt_ns, fmt_opt_ns, Block, Cell, Chart, Headline, Note, Report, Scale, Section,
+    Series, SeriesStyle, Table, Verdict,
+};
+use crate::sections::{self, bin_histogram, Options};
+
+/// Threads of every document of `kind`, keyed by CPU (a later document wins).
+fn threads(docs: &[Doc], kind: &str) -> BTreeMap<usize, ThreadView> {
+    let mut out = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.kind == kind) {
+        if let Ok(v) = d.view::<LatencyView>() {
+            for t in v.threads {
+                if let Some(c) = t.cpu {
+                    out.insert(c, t);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn judge_delta(before: u64, after: u64) -> Verdict {
+    // Within 2% counts as unchanged (measurement noise), better passes, worse warns.
+    if after as f64 <= before as f64 * 1.02 {
+        Verdict::Pass
+    } else {
+        Verdict::Warn
+    }
+}
+
+fn delta_cell(before: Option<u64>, after: Option<u64>) -> Cell {
+    match (before, after) {
+        (Some(b), Some(a)) => Cell::num(fmt_delta_ns(b, a)).with_verdict(judge_delta(b, a)),
+        _ => Cell::num("—"),
+    }
+}
+
+fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) -> Option<Section> {
+    let (b, a) = (threads(before, kind), threads(after, kind));
+    if b.is_empty() || a.is_empty() {
+        return None;
+    }
+    let title = if kind == "noise" { "OS noise" } else { "Timer latency" };
+    let worst =
+        |m: &BTreeMap<usize, ThreadView>| m.values().filter_map(|t| t.max_ns).max().unwrap_or(0);
+    let (wb, wa) = (worst(&b), worst(&a));
+    let cpus: Vec<usize> = b.keys().filter(|c| a.contains_key(c)).copied().collect();
+    let improved: Vec<(usize, i128)> = cpus
+        .iter()
+        .filter_map(|c| Some((*c, b.get(c)?.max_ns? as i128 - a.get(c)?.max_ns? as i128)))
+        .collect();
+    let better = improved.iter().filter(|(_, d)| *d > 0).count();
+    let mut headlines = vec![Headline::new(
+        judge_delta(wb, wa),
+        format!("{title}: worst case {} → {} ({})", fmt_ns(wb), fmt_ns(wa), fmt_delta_ns(wb, wa)),
+    )];
+    if let Some((cpu, d)) = improved.iter().max_by_key(|(_, d)| *d) {
+        if *d > 0 {
+            let mean =
+                improved.iter().map(|(_, d)| *d as f64).sum::<f64>() / improved.len().max(1) as f64;
+            headlines.push(Headline::new(
+                Verdict::Info,
+                format!(
+                    "{title}: max improved on {better} of {} CPUs; most on CPU {cpu} ({} better), {} better on average",
+                    cpus.len(),
+                    fmt_ns(*d as u64),
+                    fmt_ns(mean.max(0.0) as u64)
+                ),
+            ));
+        }
+    }
+    let rows = cpus
+        .iter()
+        .filter_map(|c| {
+            let (tb, ta) = (b.get(c)?, a.get(c)?);
+            Some(vec![
+                Cell::text(c.to_string()),
+                Cell::num(fmt_opt_ns(tb.avg_ns)),
+                Cell::num(fmt_opt_ns(ta.avg_ns)),
+                delta_cell(tb.avg_ns, ta.avg_ns),
+                Cell::num(fmt_opt_ns(tb.p99_ns)),
+                Cell::num(fmt_opt_ns(ta.p99_ns)),
+                delta_cell(tb.p99_ns, ta.p99_ns),
+                Cell::num(fmt_opt_ns(tb.max_ns)),
+                Cell::num(fmt_opt_ns(ta.max_ns)),
+                delta_cell(tb.max_ns, ta.max_ns),
+            ])
+        })
+        .collect();
+    let mut blocks = vec![Block::Table(Table {
+        caption: "Per-CPU before → after (negative delta = better)".into(),
+        headers: [
+            "CPU",
+            "avg before",
+            "avg after",
+            "Δ avg",
+            "p99 before",
+            "p99 after",
+            "Δ p99",
+            "max before",
+            "max after",
+            "Δ max",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    })];
+
+    // Overlay: per-CPU maxima (always available), then histograms when both sides have them.
+    let max_points = |m: &BTreeMap<usize, ThreadView>| -> Vec<(f64, f64)> {
+        cpus.iter().filter_map(|c| Some((*c as f64, m.get(c)?.max_ns? as f64 / 1e3))).collect()
+    };
+    blocks.push(Block::Chart(Chart {
+        id: "max".into(),
+        title: format!("{title}: maximum per CPU, before and after"),
+        x_label: "CPU".into(),
+        y_label: "max latency (µs)".into(),
+        y_scale: Scale::Linear,
+        series: vec![
+            Series {
+                name: "before".into(),
+                style: SeriesStyle::Dashed,
+                color: 1,
+                points: max_points(&b),
+            },
+            Series {
+                name: "after".into(),
+                style: SeriesStyle::Line,
+                color: 0,
+                points: max_points(&a),
+            },
+        ],
+        markers: Vec::new(),
+        y_markers: Vec::new(),
+        caption: "Lower is better. The worst case is the headline number of a latency run.".into(),
+    }));
+    let has_hist = |m: &BTreeMap<usize, ThreadView>| {
+        m.values().any(|t| t.histogram.as_ref().is_some_and(|h| !h.buckets.is_empty()))
+    };
+    if has_hist(&b) && has_hist(&a) {
+        let x_max = wb.max(wa).max(1);
+        let nbins = opts.max_points.clamp(10, 1000);
+        let per_cpu = cpus.len() <= 6;
+        let mut series = Vec::new();
+        let merged = |m: &BTreeMap<usize, ThreadView>| -> Vec<BucketView> {
+            m.values()
+                .filter_map(|t| t.histogram.as_ref())
+                .flat_map(|h| h.buckets.iter().copied())
+                .collect()
+        };
+        if per_cpu {
+            for c in &cpus {
+                for (side, m, style) in
+                    [("before", &b, SeriesStyle::Dashed), ("after", &a, SeriesStyle::Line)]
+                {
+                    if let Some(h) = m.get(c).and_then(|t| t.histogram.as_ref()) {
+                        series.push(Series {
+                            name: format!("CPU {c} {side}"),
+                            style,
+                            color: *c,
+                            points: bin_histogram(&h.buckets, x_max, nbins),
+                        });
+                    }
+                }
+            }
+        } else {
+            series.push(Series {
+                name: "all CPUs before".into(),
+                style: SeriesStyle::Dashed,
+                color: 1,
+                points: bin_histogram(&merged(&b), x_max, nbins),
+            });
+            series.push(Series {
+                name: "all CPUs after".into(),
+                style: SeriesStyle::Line,
+                color: 0,
+                points: bin_histogram(&merged(&a), x_max, nbins),
+            });
+        }
+        blocks.push(Block::Chart(Chart {
+            id: "hist".into(),
+            title: format!("{title} histogram, before (dashed) and after (solid)"),
+            x_label: "latency (µs)".into(),
+            y_label: "samples (log scale)".into(),
+            y_scale: Scale::Log,
+            series,
+            markers: Vec::new(),
+            y_markers: Vec::new(),
+            caption: if per_cpu {
+                "Same colour = same CPU.".into()
+            } else {
+                "All measured CPUs merged.".into()
+            },
+        }));
+    }
+    Some(Section::new(kind, &format!("{title}: before vs after"), headlines, blocks))
+}
+
+fn fsync_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
+    let get = |docs: &[Doc]| {
+        docs.iter().find(|d| d.kind == "fsync").and_then(|d| d.view::<FsyncView>().ok())
+    };
+    let (b, a) = (get(before)?, get(after)?);
+    let (lb, la) = (b.lat_ns.clone().unwrap_or_default(), a.lat_ns.clone().unwrap_or_default());
+    let mut headlines = Vec::new();
+    if let (Some(pb), Some(pa)) = (lb.p99, la.p99) {
+        headlines.push(Headline::new(
+            judge_delta(pb, pa),
+            format!("fsync p99: {} → {} ({})", fmt_ns(pb), fmt_ns(pa), fmt_delta_ns(pb, pa)),
+        ));
+    }
+    let row = |name: &str, x: Option<u64>, y: Option<u64>| {
+        vec![Cell::text(name), Cell::num(fmt_opt_ns(x)), Cell::num(fmt_opt_ns(y)), delta_cell(x, y)]
+    };
+    let rows = vec![
+        row("p50", lb.p50, la.p50),
+        row("p99", lb.p99, la.p99),
+        row("p99.9", lb.p999, la.p999),
+        row("max", lb.max, la.max),
+        vec![
+            Cell::text("IOPS"),
+            Cell::num(b.iops.map_or("—".into(), |i| format!("{i:.0}"))),
+            Cell::num(a.iops.map_or("—".into(), |i| format!("{i:.0}"))),
+            Cell::num("higher is better"),
+        ],
+    ];
+    Some(Section::new(
+        "fsync",
+        "fsync latency: before vs after",
+        headlines,
+        vec![Block::Table(Table {
+            caption: "write + fdatasync".into(),
+            headers: ["", "before", "after", "Δ"].map(String::from).to_vec(),
+            rows,
+        })],
+    ))
+}
+
+fn verify_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
+    let get = |docs: &[Doc]| {
+        docs.iter().find(|d| d.kind == "verify").and_then(|d| d.view::<VerifyView>().ok())
+    };
+    let (b, a) = (get(before)?, get(after)?);
+    let fails = |v: &VerifyView| {
+        v.checks.iter().filter(|c| Verdict::from_status(&c.status) == Verdict::Fail).count()
+    };
+    let (fb, fa) = (fails(&b), fails(&a));
+    let verdict = if fa == 0 {
+        Verdict::Pass
+    } else if fa <= fb {
+        Verdict::Warn
+    } else {
+        Verdict::Fail
+    };
+    let before_status: BTreeMap<&str, &str> =
+        b.checks.iter().map(|c| (c.id.as_str(), c.status.as_str())).collect();
+    let rows: Vec<Vec<Cell>> = a
+        .checks
+        .iter()
+        .filter(|c| before_status.get(c.id.as_str()) != Some(&c.status.as_str()))
+        .map(|c| {
+            let old = before_status.get(c.id.as_str()).copied().unwrap_or("absent");
+            vec![
+                Cell::text(c.id.clone()),
+                Cell::text(old).with_verdict(Verdict::from_status(old)),
+                Cell::text(c.status.clone()).with_verdict(Verdict::from_status(&c.status)),
+            ]
+        })
+        .collect();
+    let mut blocks = Vec::new();
+    if rows.is_empty() {
+        blocks.push(Block::Paragraph { text: "No check changed status.".into() });
+    } else {
+        blocks.push(Block::Table(Table {
+            caption: "Checks whose status changed".into(),
+            headers: ["check", "before", "after"].map(String::from).to_vec(),
+            rows,
+        }));
+    }
+    Some(Section::new(
+        "verify",
+        "Verify: before vs after",
+        vec![Headline::new(verdict, format!("Verify: {fb} failing before, {fa} after"))],
+        blocks,
+    ))
+}
+
+/// Context rows of both sides; a row that differs shows `before → after`.
+fn context(before: &[(String, String)], after: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (k, vb) in before {
+        match after.iter().find(|(ka, _)| ka == k) {
+            Some((_, va)) if va == vb => out.push((k.clone(), vb.clone())),
+            Some((_, va)) => {
+                out.push((format!("{k} (changed)"), format!("before: {vb}\nafter: {va}")))
+            }
+            None => out.push((k.clone(), format!("before: {vb}\nafter: unknown"))),
+        }
+    }
+    for (k, va) in after {
+        if !before.iter().any(|(kb, _)| kb == k) {
+            out.push((k.clone(), format!("before: unknown\nafter: {va}")));
+        }
+    }
+    out
+}
+
+/// Build the comparison report.
+pub fn build(before: &[Doc], after: &[Doc], opts: &Options) -> Report {
+    let rb = sections::build(before, opts);
+    let ra = sections::build(after, opts);
+    let mut out = Vec::new();
+    for kind in ["timer", "noise"] {
+        out.extend(latency_section(kind, before, after, opts));
+    }
+    out.extend(fsync_section(before, after));
+    out.extend(verify_section(before, after));
+    let mut banners: Vec<Note> = Vec::new();
+    for b in rb.banners.iter().chain(ra.banners.iter()) {
+        if !banners.contains(b) {
+            banners.push(b.clone());
+        }
+    }
+    let kinds =
+        |d: &[Doc]| d.iter().map(|d| d.kind.clone()).collect::<std::collections::BTreeSet<_>>();
+    let (kb, ka) = (kinds(before), kinds(after));
+    for k in kb.symmetric_difference(&ka) {
+        banners.push(Note {
+            verdict: Verdict::Info,
+            text: format!("\"{k}\" results exist on one side only; not compared."),
+        });
+    }
+    if out.is_empty() {
+        banners.push(Note {
+            verdict: Verdict::Warn,
+            text: "No result kind is present on both sides: nothing to compare.".into(),
+        });
+    }
+    let mut headlines: Vec<Headline> =
+        out.iter().flat_map(|s| s.headlines.iter().cloned()).collect();
+    headlines.sort_by_key(|h| std::cmp::Reverse(h.verdict));
+    let mut inputs: Vec<(String, String)> =
+        rb.inputs.iter().map(|(p, k)| (format!("before: {p}"), k.clone())).collect();
+    inputs.extend(ra.inputs.iter().map(|(p, k)| (format!("after: {p}"), k.clone())));
+    Report {
+        title: format!("{}: before vs after", opts.title),
+        generator: opts.generator.clone(),
+        verdict: sections::overall(&out),
+        headlines,
+        banners,
+        context: context(&rb.context, &ra.context),
+        sections: out,
+        inputs,
+    }
+}

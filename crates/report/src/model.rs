@@ -1,0 +1,343 @@
+//! The report's section model: what the report says, independent of how it is drawn. HTML,
+//! the terminal summary and the golden tests all read this model; charts are data here
+//! (series of points) and become SVG only in `chart`.
+
+use serde::Serialize;
+
+/// A verdict, ordered from best to worst so the overall verdict is the maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Informational, no judgement.
+    Info,
+    Pass,
+    /// Skipped (not available, no privileges); never worse than a warning.
+    Skipped,
+    Warn,
+    Fail,
+}
+
+impl Verdict {
+    /// Upper-case label (`PASS`, `FAIL`, …).
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Info => "INFO",
+            Verdict::Pass => "PASS",
+            Verdict::Skipped => "SKIPPED",
+            Verdict::Warn => "WARN",
+            Verdict::Fail => "FAIL",
+        }
+    }
+
+    /// CSS class name.
+    pub fn class(self) -> &'static str {
+        match self {
+            Verdict::Info => "info",
+            Verdict::Pass => "pass",
+            Verdict::Skipped => "skipped",
+            Verdict::Warn => "warn",
+            Verdict::Fail => "fail",
+        }
+    }
+
+    /// Parse a verify status (`pass`, `fail`, `warn`, `expected-residue`, `pending-reboot`, …).
+    pub fn from_status(s: &str) -> Self {
+        match s.to_ascii_lowercase().as_str() {
+            "pass" | "ok" => Verdict::Pass,
+            "fail" | "error" => Verdict::Fail,
+            "warn" | "warning" | "pending-reboot" => Verdict::Warn,
+            "skip" | "skipped" | "unknown" => Verdict::Skipped,
+            _ => Verdict::Info,
+        }
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub title: String,
+    /// Tool and version that wrote the report.
+    pub generator: String,
+    pub verdict: Verdict,
+    /// One line per finding that decided the verdict, worst first.
+    pub headlines: Vec<Headline>,
+    /// Loud banners (virtualization, partial results, skipped steps).
+    pub banners: Vec<Note>,
+    /// System context rows (label, value).
+    pub context: Vec<(String, String)>,
+    pub sections: Vec<Section>,
+    /// The input files, with their kinds.
+    pub inputs: Vec<(String, String)>,
+}
+
+/// A verdict line for the header and the terminal summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Headline {
+    pub verdict: Verdict,
+    pub text: String,
+}
+
+/// A note with a level.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Note {
+    pub verdict: Verdict,
+    pub text: String,
+}
+
+/// One section of the report (one plug-in's output).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Section {
+    /// Anchor id (`timer`, `fsync`, …), unique within the report.
+    pub id: String,
+    pub title: String,
+    pub verdict: Verdict,
+    /// Verdict lines shown under the title and in the terminal summary.
+    pub headlines: Vec<Headline>,
+    pub blocks: Vec<Block>,
+}
+
+/// A piece of a section.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block {
+    Paragraph {
+        text: String,
+    },
+    Note(Note),
+    Table(Table),
+    Chart(Chart),
+    Grid(Grid),
+    /// Label/value pairs.
+    Facts {
+        rows: Vec<(String, String)>,
+    },
+}
+
+/// A table; cells may carry a verdict for colouring.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    pub caption: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// One table cell.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// Right-aligned (numbers).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub numeric: bool,
+}
+
+impl Cell {
+    pub fn text(s: impl Into<String>) -> Self {
+        Self { text: s.into(), verdict: None, numeric: false }
+    }
+    pub fn num(s: impl Into<String>) -> Self {
+        Self { text: s.into(), verdict: None, numeric: true }
+    }
+    pub fn verdict(v: Verdict) -> Self {
+        Self { text: v.label().to_string(), verdict: Some(v), numeric: false }
+    }
+    pub fn with_verdict(mut self, v: Verdict) -> Self {
+        self.verdict = Some(v);
+        self
+    }
+}
+
+/// Axis scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    Linear,
+    Log,
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeriesStyle {
+    Line,
+    /// Dashed line (the "before" side of a comparison).
+    Dashed,
+    /// Points only.
+    Points,
+}
+
+/// A chart as data: title, axes with units, series, vertical markers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Chart {
+    /// Unique id within the report (used as the SVG's id).
+    pub id: String,
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub y_scale: Scale,
+    pub series: Vec<Series>,
+    /// Vertical lines (thresholds), at x with a label.
+    pub markers: Vec<Marker>,
+    /// Horizontal lines (thresholds on a time series): `x` holds the y value.
+    pub y_markers: Vec<Marker>,
+    /// Explanation under the chart (e.g. "downsampled: max of 86 s per point").
+    pub caption: String,
+}
+
+/// One line of a chart.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    pub name: String,
+    pub style: SeriesStyle,
+    /// Palette index (same CPU, same colour across charts).
+    pub color: usize,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A vertical marker line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+}
+
+/// A grid of cells coloured by role (the topology view).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grid {
+    pub caption: String,
+    /// Groups (e.g. one per NUMA node / package), each a list of rows (cores).
+    pub groups: Vec<GridGroup>,
+    /// Role → explanation, in legend order.
+    pub legend: Vec<(String, String)>,
+}
+
+/// A labelled group of grid rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GridGroup {
+    pub label: String,
+    /// Each row is one physical core's hardware threads.
+    pub cells: Vec<Vec<GridCell>>,
+}
+
+/// One CPU in the grid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GridCell {
+    pub cpu: usize,
+    /// `housekeeping`, `isolated`, `offline`, `measured`, `unknown`.
+    pub role: String,
+    /// Small text under the CPU number (e.g. the worst latency measured there).
+    pub note: String,
+}
+
+impl Section {
+    /// A section whose verdict is the worst of its headlines (Info when none).
+    pub fn new(id: &str, title: &str, headlines: Vec<Headline>, blocks: Vec<Block>) -> Self {
+        let verdict = headlines.iter().map(|h| h.verdict).max().unwrap_or(Verdict::Info);
+        Self { id: id.to_string(), title: title.to_string(), verdict, headlines, blocks }
+    }
+}
+
+impl Headline {
+    pub fn new(verdict: Verdict, text: impl Into<String>) -> Self {
+        Self { verdict, text: text.into() }
+    }
+}
+
+/// Nanoseconds as a short human text with unit (`850 ns`, `12.3 µs`, `4.56 ms`, `1.20 s`).
+pub fn fmt_ns(ns: u64) -> String {
+    let f = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{} µs", trim3(f / 1e3))
+    } else if ns < 1_000_000_000 {
+        format!("{} ms", trim3(f / 1e6))
+    } else {
+        format!("{} s", trim3(f / 1e9))
+    }
+}
+
+/// An optional duration: `—` when absent.
+pub fn fmt_opt_ns(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "—".to_string(), fmt_ns)
+}
+
+/// Three significant digits.
+fn trim3(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A signed delta in ns with unit and percentage (`−9.0 µs (−10.5%)`).
+pub fn fmt_delta_ns(before: u64, after: u64) -> String {
+    let d = after as i128 - before as i128;
+    let sign = if d < 0 {
+        "−"
+    } else if d > 0 {
+        "+"
+    } else {
+        "±"
+    };
+    let pct = if before > 0 {
+        format!(" ({sign}{:.1}%)", (d.abs() as f64) * 100.0 / before as f64)
+    } else {
+        String::new()
+    };
+    format!("{sign}{}{pct}", fmt_ns(d.unsigned_abs() as u64))
+}
+
+/// A count with thousands separators.
+pub fn fmt_count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A duration in seconds as `1h 02m 03s` / `20s`.
+pub fn fmt_duration_s(secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        format!("{h}h {m:02}m {s:02}s")
+    } else if m > 0 {
+        format!("{m}m {s:02}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(fmt_ns(850), "850 ns");
+        assert_eq!(fmt_ns(12_345), "12.3 µs");
+        assert_eq!(fmt_ns(4_560_000), "4.56 ms");
+        assert_eq!(fmt_ns(150_000_000), "150 ms");
+        assert_eq!(fmt_delta_ns(86_000, 77_000), "−9.00 µs (−10.5%)");
+        assert_eq!(fmt_delta_ns(0, 0), "±0 ns");
+        assert_eq!(fmt_count(1_234_567), "1,234,567");
+        assert_eq!(fmt_duration_s(3723), "1h 02m 03s");
+    }
+
+    #[test]
+    fn verdicts_order_worst_last() {
+        assert!(Verdict::Fail > Verdict::Warn && Verdict::Warn > Verdict::Skipped);
+        assert!(Verdict::Skipped > Verdict::Pass && Verdict::Pass > Verdict::Info);
+        assert_eq!(Verdict::from_status("pending-reboot"), Verdict::Warn);
+        assert_eq!(Verdict::from_status("expected-residue"), Verdict::Info);
+    }
+}

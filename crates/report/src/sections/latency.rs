@@ -1,0 +1,458 @@
+//! Timer-latency and OS-noise sections (same shape: `threads[]` per CPU): the verdict against
+//! the threshold, a percentile table, OSADL-style per-CPU histograms (linear x, log y, one
+//! line per CPU, threshold marked), the per-second max time series, and for noise the
+//! attribution of the noise per CPU.
+
+use serde_json::Value;
+
+use super::Ctx;
+use crate::input::{value_text, BucketView, Doc, LatencyView, ThreadView};
+use crate::model::{
+    fmt_count, fmt_duration_s, fmt_ns, fmt_opt_ns, Block, Cell, Chart, Headline, Marker, Note,
+    Scale, Section, Series, SeriesStyle, Table, Verdict,
+};
+
+/// Rebin sparse buckets onto `nbins` equal bins over `[0, x_max_ns)`: points are (bin start
+/// in µs, count). Runs of empty bins keep only their ends so a quiet range costs two points.
+pub fn bin_histogram(buckets: &[BucketView], x_max_ns: u64, nbins: usize) -> Vec<(f64, f64)> {
+    let width = nice_width(x_max_ns.max(1).div_ceil(nbins.max(1) as u64)) as f64;
+    let nbins = ((x_max_ns.max(1) as f64 / width).ceil() as usize).max(1);
+    let mut bins = vec![0u64; nbins];
+    for b in buckets.iter().filter(|b| (b.lo_ns as f64) < width * nbins as f64) {
+        let mid = b.lo_ns as f64 + (b.hi_ns.saturating_sub(b.lo_ns) as f64) / 2.0;
+        let i = ((mid / width) as usize).min(nbins - 1);
+        if let Some(c) = bins.get_mut(i) {
+            *c += b.count;
+        }
+    }
+    let mut out = Vec::new();
+    for (i, c) in bins.iter().enumerate() {
+        let prev_zero = i > 0 && bins.get(i - 1) == Some(&0);
+        let next_zero = bins.get(i + 1).map_or(true, |n| *n == 0);
+        if *c == 0 && prev_zero && next_zero && i + 1 < nbins {
+            continue;
+        }
+        out.push((i as f64 * width / 1e3, *c as f64));
+    }
+    out
+}
+
+/// The smallest 1/2/5×10^k ns width at or above `raw_ns` (at least 100 ns, the finest
+/// bucket of the latency histogram), so bins never split a source bucket unevenly.
+pub fn nice_width(raw_ns: u64) -> u64 {
+    let mut p = 100u64;
+    loop {
+        for m in [1, 2, 5] {
+            if p * m >= raw_ns {
+                return p * m;
+            }
+        }
+        p = p.saturating_mul(10);
+        if p == u64::MAX {
+            return raw_ns;
+        }
+    }
+}
+
+/// Downsample a per-second series to at most `max_points` points, keeping each bin's
+/// maximum (spikes survive). Returns the points (seconds, µs) and the seconds per point.
+pub fn downsample_max(series_ns: &[u64], max_points: usize) -> (Vec<(f64, f64)>, usize) {
+    let per = series_ns.len().div_ceil(max_points.max(1)).max(1);
+    let pts = series_ns
+        .chunks(per)
+        .enumerate()
+        .map(|(i, c)| ((i * per) as f64, c.iter().copied().max().unwrap_or(0) as f64 / 1e3))
+        .collect();
+    (pts, per)
+}
+
+fn threshold(doc: &Doc, default: u64) -> u64 {
+    let p = &doc.envelope().params;
+    ["threshold_ns", "max_latency_ns", "breach_ns"]
+        .iter()
+        .find_map(|k| p.get(*k).and_then(Value::as_u64))
+        .unwrap_or(default)
+}
+
+fn cpu_name(t: &ThreadView) -> String {
+    t.cpu.map_or_else(|| "CPU ?".to_string(), |c| format!("CPU {c}"))
+}
+
+/// Build the section for one timer or noise document.
+pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
+    let noise = doc.kind == "noise";
+    let (id, title) = if noise { ("noise", "OS noise") } else { ("timer", "Timer latency") };
+    let view: LatencyView = match doc.view() {
+        Ok(v) => v,
+        Err(e) => {
+            return vec![Section::new(
+                id,
+                title,
+                vec![Headline::new(Verdict::Warn, format!("{title}: unreadable result: {e}"))],
+                Vec::new(),
+            )]
+        }
+    };
+    let env = doc.envelope();
+    let thr = threshold(
+        doc,
+        if noise { ctx.opts.noise_threshold_ns } else { ctx.opts.timer_threshold_ns },
+    );
+    let mut threads = view.threads.clone();
+    threads.sort_by_key(|t| t.cpu);
+
+    let mut headlines = Vec::new();
+    let mut blocks = Vec::new();
+    let run = format!(
+        "{} of {}{}",
+        fmt_duration_s(env.duration_ns.unwrap_or(0) / 1_000_000_000),
+        env.tool.clone().unwrap_or_else(|| "lowlat".into()),
+        view.load
+            .as_ref()
+            .or_else(|| env.params.get("load"))
+            .filter(|l| !l.is_null())
+            .map(|l| format!(", load: {}", value_text(l)))
+            .unwrap_or_else(|| ", no load recorded".to_string())
+    );
+    if threads.is_empty() {
+        headlines.push(Headline::new(
+            Verdict::Warn,
+            format!("{title}: no CPUs measured ({})", doc.source),
+        ));
+        return vec![Section::new(id, title, headlines, blocks)];
+    }
+
+    let worst = threads.iter().filter(|t| t.max_ns.is_some()).max_by_key(|t| t.max_ns);
+    let overruns: u64 = threads.iter().map(|t| t.overruns).sum();
+    let samples: u64 = threads.iter().map(|t| t.count).sum();
+    if let Some(w) = worst {
+        let max = w.max_ns.unwrap_or(0);
+        let mut v = if max < thr { Verdict::Pass } else { Verdict::Fail };
+        if v == Verdict::Pass && overruns > 0 && !noise {
+            v = Verdict::Warn;
+        }
+        let virt = ctx
+            .virtualized
+            .as_ref()
+            .map(|h| format!(" — virtualized ({h}): host noise included"))
+            .unwrap_or_default();
+        headlines.push(Headline::new(
+            v,
+            format!(
+                "{title}: worst {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                fmt_ns(max),
+                cpu_name(w),
+                if max < thr { "below" } else { "at or above" },
+                fmt_ns(thr),
+                fmt_count(samples),
+                threads.len(),
+                if threads.len() == 1 { "" } else { "s" },
+                if overruns > 0 && !noise {
+                    format!(", {} overruns", fmt_count(overruns))
+                } else {
+                    String::new()
+                },
+            ),
+        ));
+    }
+    blocks.push(Block::Paragraph {
+        text: format!(
+            "{}. Run: {run}. Verdict: every CPU's maximum must be strictly below {}.",
+            if noise {
+                "Noise: gaps in a pinned busy loop (oslat semantics), i.e. time the CPU was taken away"
+            } else {
+                "Wake-up latency of a pinned SCHED_FIFO thread sleeping to an absolute deadline \
+                 (cyclictest semantics); overruns are wake-ups more than one interval late, which \
+                 cyclictest silently skips"
+            },
+            fmt_ns(thr)
+        ),
+    });
+    blocks.push(Block::Table(percentile_table(&threads, thr, noise)));
+    for n in &view.notes {
+        blocks.push(Block::Note(Note { verdict: Verdict::Warn, text: n.clone() }));
+    }
+    if !view.breaches.is_empty() {
+        blocks.push(Block::Note(Note {
+            verdict: Verdict::Warn,
+            text: format!(
+                "{} threshold breaches recorded with their time.",
+                fmt_count(view.breaches.len() as u64)
+            ),
+        }));
+    }
+
+    // Histograms: linear x up to the worst max, log y, one line per CPU.
+    let with_hist: Vec<&ThreadView> = threads
+        .iter()
+        .filter(|t| t.histogram.as_ref().is_some_and(|h| !h.buckets.is_empty()))
+        .collect();
+    if with_hist.is_empty() {
+        blocks.push(Block::Note(Note {
+            verdict: Verdict::Info,
+            text: "No histogram in this result (imported summary only): table above only.".into(),
+        }));
+    } else {
+        let x_max = with_hist
+            .iter()
+            .filter_map(|t| {
+                t.max_ns.or_else(|| t.histogram.as_ref()?.buckets.last().map(|b| b.hi_ns))
+            })
+            .max()
+            .unwrap_or(1)
+            .max(thr.min(2 * with_hist.iter().filter_map(|t| t.max_ns).max().unwrap_or(0)))
+            .max(1);
+        let nbins = ctx.opts.max_points.clamp(10, 1000);
+        let overflow: u64 =
+            with_hist.iter().filter_map(|t| t.histogram.as_ref()).map(|h| h.overflow).sum();
+        let body = 2 * with_hist.iter().filter_map(|t| t.p999_ns).max().unwrap_or(0).max(500);
+        let hist_chart = |id: &str, title: String, x_max: u64, caption: String| Chart {
+            id: id.into(),
+            title,
+            x_label: "latency (µs)".into(),
+            y_label: "samples (log scale)".into(),
+            y_scale: Scale::Log,
+            series: with_hist
+                .iter()
+                .map(|t| Series {
+                    name: cpu_name(t),
+                    style: SeriesStyle::Line,
+                    color: t.cpu.unwrap_or(0),
+                    points: bin_histogram(
+                        t.histogram.as_ref().map(|h| h.buckets.as_slice()).unwrap_or(&[]),
+                        x_max,
+                        nbins,
+                    ),
+                })
+                .collect(),
+            markers: if thr <= x_max {
+                vec![Marker { x: thr as f64 / 1e3, label: format!("threshold {}", fmt_ns(thr)) }]
+            } else {
+                Vec::new()
+            },
+            y_markers: Vec::new(),
+            caption: format!(
+                "Bins of {}. {caption}",
+                fmt_ns(nice_width(x_max.div_ceil(nbins as u64)))
+            ),
+        };
+        blocks.push(Block::Chart(hist_chart(
+            "hist",
+            format!("{title} histogram per CPU"),
+            x_max,
+            format!(
+                "Linear x to the worst case, log y (OSADL style): a single rare sample stays visible.{}",
+                if overflow > 0 { format!(" {} samples beyond the histogram's range are not drawn (they count in max).", fmt_count(overflow)) } else { String::new() }
+            ),
+        )));
+        if x_max > 8 * body {
+            blocks.push(Block::Chart(hist_chart(
+                "body",
+                format!("{title} histogram per CPU, up to {} (2 × p99.9)", fmt_ns(body)),
+                body,
+                "The same data zoomed on the body of the distribution; the tail is in the chart above.".into(),
+            )));
+        }
+    }
+
+    // Per-second max series.
+    let series: Vec<(&ThreadView, Vec<u64>)> =
+        threads.iter().map(|t| (t, view.series_for(t))).filter(|(_, s)| !s.is_empty()).collect();
+    if !series.is_empty() {
+        let mut per = 1;
+        let chart_series = series
+            .iter()
+            .map(|(t, s)| {
+                let (points, p) = downsample_max(s, ctx.opts.max_points);
+                per = per.max(p);
+                Series {
+                    name: cpu_name(t),
+                    style: SeriesStyle::Line,
+                    color: t.cpu.unwrap_or(0),
+                    points,
+                }
+            })
+            .collect();
+        blocks.push(Block::Chart(Chart {
+            id: "series".into(),
+            title: format!("{title}: maximum per second"),
+            x_label: "time since start (s)".into(),
+            y_label: "max latency (µs, log scale)".into(),
+            y_scale: Scale::Log,
+            series: chart_series,
+            markers: Vec::new(),
+            y_markers: vec![Marker {
+                x: thr as f64 / 1e3,
+                label: format!("threshold {}", fmt_ns(thr)),
+            }],
+            caption: if per > 1 {
+                format!(
+                    "Downsampled: each point is the maximum of {per} seconds, so no spike is lost."
+                )
+            } else {
+                "One point per second: when did the spikes happen?".into()
+            },
+        }));
+    }
+
+    if noise {
+        if let Some(t) = attribution_table(&threads, env.duration_ns) {
+            blocks.push(Block::Table(t));
+        }
+    }
+    vec![Section::new(id, title, headlines, blocks)]
+}
+
+fn percentile_table(threads: &[ThreadView], thr: u64, noise: bool) -> Table {
+    let mut headers: Vec<String> =
+        ["CPU", "samples", "min", "avg", "p50", "p99", "p99.9", "p99.99", "max"]
+            .map(String::from)
+            .to_vec();
+    headers.push(if noise { "stddev".into() } else { "overruns".into() });
+    headers.push("verdict".into());
+    let rows = threads
+        .iter()
+        .map(|t| {
+            let v = match t.max_ns {
+                Some(m) if m >= thr => Verdict::Fail,
+                Some(_) if t.overruns > 0 && !noise => Verdict::Warn,
+                Some(_) => Verdict::Pass,
+                None => Verdict::Skipped,
+            };
+            let mut r = vec![
+                Cell::text(t.cpu.map_or("?".into(), |c| c.to_string())),
+                Cell::num(fmt_count(t.count)),
+                Cell::num(fmt_opt_ns(t.min_ns)),
+                Cell::num(fmt_opt_ns(t.avg_ns)),
+                Cell::num(fmt_opt_ns(t.p50_ns)),
+                Cell::num(fmt_opt_ns(t.p99_ns)),
+                Cell::num(fmt_opt_ns(t.p999_ns)),
+                Cell::num(fmt_opt_ns(t.p9999_ns)),
+                Cell::num(fmt_opt_ns(t.max_ns)).with_verdict(v),
+            ];
+            r.push(if noise {
+                Cell::num(fmt_opt_ns(t.stddev_ns))
+            } else {
+                let c = Cell::num(fmt_count(t.overruns));
+                if t.overruns > 0 {
+                    c.with_verdict(Verdict::Warn)
+                } else {
+                    c
+                }
+            });
+            r.push(Cell::verdict(v));
+            r
+        })
+        .collect();
+    Table { caption: "Per-CPU statistics".into(), headers, rows }
+}
+
+/// Noise per CPU with what caused it, when the result carries attribution.
+fn attribution_table(threads: &[ThreadView], duration_ns: Option<u64>) -> Option<Table> {
+    if threads.iter().all(|t| {
+        t.total_noise_ns.is_none() && t.attribution.is_none() && t.worst_seconds.is_empty()
+    }) {
+        return None;
+    }
+    let rows = threads
+        .iter()
+        .map(|t| {
+            let share = match (t.total_noise_ns, duration_ns) {
+                (Some(n), Some(d)) if d > 0 => format!("{:.4}%", n as f64 * 100.0 / d as f64),
+                _ => "—".into(),
+            };
+            vec![
+                Cell::text(t.cpu.map_or("?".into(), |c| c.to_string())),
+                Cell::num(fmt_opt_ns(t.total_noise_ns)),
+                Cell::num(share),
+                Cell::num(fmt_opt_ns(
+                    t.max_noise_per_s_ns.or_else(|| t.per_second_noise_ns.iter().copied().max()),
+                )),
+                Cell::text(attributed(t)),
+            ]
+        })
+        .collect();
+    Some(Table {
+        caption: "Noise per CPU and its attribution (interrupt, softirq and thread activity seen during the gaps)".into(),
+        headers: ["CPU", "total noise", "share of run", "worst second", "attributed to (top sources)"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    })
+}
+
+/// What the noise on a CPU is attributed to: the worst seconds' explanations, else the
+/// attribution object's top sources.
+fn attributed(t: &ThreadView) -> String {
+    if !t.worst_seconds.is_empty() {
+        return t
+            .worst_seconds
+            .iter()
+            .take(3)
+            .map(|w| w.text.clone())
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    t.attribution.as_ref().map(top_sources).unwrap_or_else(|| "not recorded".into())
+}
+
+/// The top sources of an attribution object/array, largest first.
+fn top_sources(v: &Value) -> String {
+    let mut items: Vec<(String, f64)> = match v {
+        Value::Object(o) => o.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect(),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|e| {
+                let name = ["source", "name", "id"].iter().find_map(|k| e.get(*k)?.as_str())?;
+                let n =
+                    ["count", "time_ns", "ns", "value"].iter().find_map(|k| e.get(*k)?.as_f64())?;
+                Some((name.to_string(), n))
+            })
+            .collect(),
+        other => return value_text(other),
+    };
+    items.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if items.is_empty() {
+        return "none".into();
+    }
+    items.iter().take(5).map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rebinning_keeps_counts_and_collapses_empty_runs() {
+        let b = [
+            BucketView { lo_ns: 1_000, hi_ns: 1_100, count: 10 },
+            BucketView { lo_ns: 90_000, hi_ns: 90_100, count: 1 },
+        ];
+        let p = bin_histogram(&b, 100_000, 100);
+        let total: f64 = p.iter().map(|p| p.1).sum();
+        assert_eq!(total, 11.0);
+        assert!(p.len() < 10, "{p:?}");
+        assert_eq!(p.last().map(|p| p.0), Some(99.0));
+        assert_eq!(p.iter().find(|p| p.1 == 10.0).map(|p| p.0), Some(1.0));
+    }
+
+    #[test]
+    fn bin_widths_are_round() {
+        assert_eq!(nice_width(1), 100);
+        assert_eq!(nice_width(105), 200);
+        assert_eq!(nice_width(16_700), 20_000);
+        assert_eq!(nice_width(5_000), 5_000);
+    }
+
+    #[test]
+    fn downsampling_keeps_spikes() {
+        let mut s = vec![1_000u64; 86_400];
+        s[50_000] = 9_000_000;
+        let (p, per) = downsample_max(&s, 600);
+        assert!(p.len() <= 600);
+        assert_eq!(per, 144);
+        assert!(p.iter().any(|(_, y)| *y == 9_000.0));
+        let (p, per) = downsample_max(&[1, 2, 3], 600);
+        assert_eq!((p.len(), per), (3, 1));
+    }
+}

@@ -1,0 +1,150 @@
+//! Browser test: Debian's `chromium` loads the report headless. The test asserts no console
+
+#![allow(clippy::expect_used)]
+//! or page errors, every chart SVG has a non-zero rendered size, nothing is fetched from
+//! anywhere (a CSP violation or a resource-timing entry would say so), and saves a screenshot
+//! (`target/tmp/report-screenshot.png`, `report-compare-screenshot.png`) for a person to look at.
+//!
+//! Needs a `chromium` (or `chromium-browser`/`google-chrome`) binary; `.ci/run` installs it.
+//! Set `LOWLAT_SKIP_BROWSER=1` to skip on a machine without one.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{docs, opts};
+
+fn browser() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"].iter().find_map(|b| {
+        std::env::var_os("PATH")?
+            .to_str()?
+            .split(':')
+            .map(|d| Path::new(d).join(b))
+            .find(|p| p.is_file())
+    })
+}
+
+fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
+    Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("chromium runs")
+}
+
+/// Load `html` with the probe injected; returns the probe's JSON.
+fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> serde_json::Value {
+    let probe = include_str!("browser/probe.html");
+    // Allow only the inline probe script; every fetch stays forbidden.
+    let csp = report::html::CSP;
+    let instrumented = html
+        .replacen(csp, &format!("{csp}; script-src 'unsafe-inline'"), 1)
+        .replacen("<head>\n", &format!("<head>\n{probe}"), 1);
+    assert!(instrumented.contains("script-src 'unsafe-inline'"), "CSP meta found");
+    let file = dir.join(format!("{name}-probe.html"));
+    std::fs::write(&file, instrumented).expect("write");
+    let out = chromium(
+        bin,
+        &dir.join(format!("{name}-profile-probe")),
+        &["--dump-dom", "--virtual-time-budget=3000"],
+        &format!("file://{}", file.display()),
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start =
+        dom.find("<pre id=\"lowlat-probe\">").map(|i| i + "<pre id=\"lowlat-probe\">".len());
+    let Some(start) = start else {
+        panic!("probe did not run; stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let end = start + dom[start..].find("</pre>").expect("probe end");
+    let json = dom[start..end].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+    serde_json::from_str(&json).expect("probe JSON")
+}
+
+fn check(bin: &Path, name: &str, html: &str, min_charts: usize) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let p = probe(bin, &dir, name, html);
+    eprintln!("{name}: {p}");
+    assert_eq!(p["errors"], serde_json::json!([]), "no console errors or blocked fetches");
+    assert_eq!(p["resources"], serde_json::json!([]), "nothing fetched");
+    let charts = p["charts"].as_array().expect("charts");
+    assert!(charts.len() >= min_charts, "{} charts", charts.len());
+    for c in charts {
+        assert!(
+            c["width"].as_f64() > Some(100.0) && c["height"].as_f64() > Some(50.0),
+            "chart size: {c}"
+        );
+        assert!(c["texts"].as_u64() > Some(5), "chart has axis labels: {c}");
+    }
+    // The screenshot is of the report exactly as written (no probe).
+    let file = dir.join(format!("{name}.html"));
+    std::fs::write(&file, html).expect("write");
+    let shot = dir.join(format!("{name}-screenshot.png"));
+    let _ = std::fs::remove_file(&shot);
+    let out = chromium(
+        bin,
+        &dir.join(format!("{name}-profile-shot")),
+        &[&format!("--screenshot={}", shot.display()), "--window-size=1280,4000"],
+        &format!("file://{}", file.display()),
+    );
+    let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(
+        size > 20_000,
+        "screenshot written ({size} bytes): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn the_probe_catches_errors_and_fetches() {
+    if std::env::var_os("LOWLAT_SKIP_BROWSER").is_some() {
+        return;
+    }
+    let bin = browser().expect("chromium is installed (apt-get install chromium; .ci/run does)");
+    let html = report::html::render(&report::build(&docs(&["ticks.json"]), &opts())).replacen(
+        "</body>",
+        "<img src=\"http://192.0.2.1/x.png\" onerror=\"null.x()\"></body>",
+        1,
+    );
+    let p = probe(&bin, Path::new(env!("CARGO_TARGET_TMPDIR")), "bad", &html);
+    let errors = p["errors"].to_string();
+    assert!(errors.contains("blocked fetch: http://192.0.2.1/x.png"), "{errors}");
+}
+
+#[test]
+fn report_renders_in_chromium_without_errors_or_fetches() {
+    if std::env::var_os("LOWLAT_SKIP_BROWSER").is_some() {
+        eprintln!("LOWLAT_SKIP_BROWSER set: browser test skipped");
+        return;
+    }
+    let bin = browser().expect("chromium is installed (apt-get install chromium; .ci/run does)");
+    let all = [
+        "inspect.json",
+        "verify.json",
+        "timer.json",
+        "noise.json",
+        "ticks.json",
+        "fsync.json",
+        "future-kind.json",
+    ];
+    let html = report::html::render(&report::build(&docs(&all), &opts()));
+    check(&bin, "report", &html, 7);
+    let cmp = report::compare::build(
+        &docs(&["ht-on.json", "timer.json"]),
+        &docs(&["ht-off.json"]),
+        &opts(),
+    );
+    check(&bin, "report-compare", &report::html::render(&cmp), 1);
+}

@@ -1,0 +1,89 @@
+//! Importer round trips through the report: cyclictest and oslat outputs (the `results`
+//! crate's captured fixtures) load directly as report inputs, and the report's numbers are
+//! the importer's numbers.
+
+#![allow(clippy::expect_used)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use report::input::LatencyView;
+use report::Doc;
+
+fn results_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../results/tests/fixtures").join(name)
+}
+
+#[test]
+fn cyclictest_and_oslat_outputs_load_as_report_inputs() {
+    for (file, kind) in [
+        ("cyclictest-2.4-h40.txt", "timer"),
+        ("cyclictest-2.7-layout-h40.txt", "timer"),
+        ("cyclictest-2.4-h100.json", "timer"),
+        ("oslat-2.4.txt", "noise"),
+        ("oslat-2.4.json", "noise"),
+    ] {
+        let path = results_fixture(file);
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let doc = Doc::load(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(doc.kind, kind, "{file}");
+        let imported = if kind == "timer" {
+            results::import::cyclictest::import(&text).expect("imports")
+        } else {
+            results::import::oslat::import(&text).expect("imports")
+        };
+        let view: LatencyView = doc.view().expect("view");
+        assert_eq!(view.threads.len(), imported.threads.len(), "{file}");
+        for (v, t) in view.threads.iter().zip(&imported.threads) {
+            assert_eq!(v.max_ns, Some(t.stats.max_ns), "{file}");
+            assert_eq!(v.count, t.stats.count, "{file}");
+            assert_eq!(v.p99_ns, Some(t.stats.p99_ns), "{file}");
+            let buckets: u64 =
+                v.histogram.as_ref().map_or(0, |h| h.buckets.iter().map(|b| b.count).sum());
+            assert_eq!(buckets, t.histogram.buckets.iter().map(|b| b.count).sum::<u64>(), "{file}");
+        }
+        let r = report::build(&[doc], &common::opts());
+        let worst = imported.threads.iter().map(|t| t.stats.max_ns).max().expect("threads");
+        let line = &r.sections.iter().find(|s| s.id == kind).expect("section").headlines[0].text;
+        assert!(line.contains(&report::model::fmt_ns(worst)), "{file}: {line}");
+    }
+}
+
+#[test]
+fn a_lowlat_result_round_trips_through_the_report_model() {
+    // A result written by the results crate's own types reads back with the same numbers.
+    let mut h = results::Histogram::new(results::HistogramConfig::LATENCY);
+    for v in [2_000u64, 2_100, 2_500, 40_000, 9_000_000] {
+        h.record(v);
+    }
+    let t = results::latency::ThreadResult {
+        cpu: Some(3),
+        stats: h.summary(),
+        histogram: h.to_data(),
+        per_second_max_ns: vec![40_000, 9_000_000],
+        ..Default::default()
+    };
+    let r = results::latency::LatencyResult {
+        envelope: results::Envelope::new("timer", "lowlat test"),
+        realtime: true,
+        threads: vec![t],
+        breaches: Vec::new(),
+        load: None,
+        notes: vec!["a note".into()],
+    };
+    let doc = Doc::from_value("t.json", serde_json::to_value(&r).expect("json"));
+    let v: LatencyView = doc.view().expect("view");
+    assert_eq!(v.threads[0].max_ns, Some(9_000_000));
+    assert_eq!(v.threads[0].p50_ns, Some(h.summary().p50_ns));
+    assert_eq!(v.series_for(&v.threads[0]), vec![40_000, 9_000_000]);
+    assert_eq!(v.notes, ["a note"]);
+}
+
+#[test]
+fn garbage_that_looks_like_a_tool_output_is_an_error() {
+    let e = Doc::parse_any("x.txt", "# Max Latencies: zz\n").expect_err("not cyclictest");
+    assert!(e.to_string().contains("x.txt"), "{e}");
+    let e = Doc::parse_any("f.json", "{\"jobs\": []}").expect_err("not fio");
+    assert!(e.to_string().contains("fio"), "{e}");
+}

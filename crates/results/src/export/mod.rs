@@ -1,0 +1,4 @@
+//! Exporters: render a result in another tool's format so existing scripts keep working.
+
+pub mod cyclictest;
+pub mod table;

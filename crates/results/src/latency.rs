@@ -1,0 +1,244 @@
+//! The timer / noise / ticks result model (`kind` = `timer`, `noise`, `ticks`): per-thread
+//! statistics with the contract's `*_ns` names, the histogram, per-second series, threshold
+//! breaches, the load that ran, and the attribution of the worst seconds. Also the
+//! statistics helpers for bucket lists that did not come from a [`crate::Histogram`]
+//! (imported cyclictest/oslat histograms with 1 µs buckets).
+
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::{Bucket, HistogramData, Summary};
+use crate::Envelope;
+
+/// A timer or noise measurement (lowlat's own or imported).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyResult {
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    /// Measured with real-time scheduling (SCHED_FIFO/RR) and locked memory. `false` means
+    /// the numbers include ordinary scheduler delays: not a real-time claim.
+    pub realtime: bool,
+    pub threads: Vec<ThreadResult>,
+    /// Samples at or above `--threshold`, in the order they happened (capped per thread).
+    #[serde(default)]
+    pub breaches: Vec<Breach>,
+    /// The load that ran on the other CPUs, if any.
+    #[serde(default)]
+    pub load: Option<LoadInfo>,
+    /// Things a reader must know (no real-time, VM, tracer unavailable, …).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One measured CPU (one thread).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    /// The CPU the thread was pinned to; `None` when it was not pinned.
+    pub cpu: Option<u32>,
+    /// `count`, `min_ns` … `p9999_ns`.
+    #[serde(flatten)]
+    pub stats: Summary,
+    /// timer: wake-ups later than one full interval (periods cyclictest skips silently).
+    pub overruns: u64,
+    pub histogram: HistogramData,
+    /// Maximum latency / gap in each whole second of the run (ns), second 0 first.
+    #[serde(default)]
+    pub per_second_max_ns: Vec<u64>,
+    /// noise: total time lost to gaps above the loop floor in each second (ns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_second_noise_ns: Vec<u64>,
+    /// noise: sum of all gaps above the loop floor (ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_noise_ns: Option<u64>,
+    /// noise: the loop's own floor (ns): gaps at or below it are the loop, not noise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_ns: Option<u64>,
+    /// Last sample (cyclictest's `Act:`), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_ns: Option<u64>,
+    /// Thread id (cyclictest's `( pid)` column), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ns: Option<u64>,
+    /// The worst seconds with what the CPU was doing then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst_seconds: Vec<Attribution>,
+}
+
+/// A sample at or above the threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Breach {
+    pub cpu: Option<u32>,
+    /// Time since the start of the measurement.
+    pub t_ns: u64,
+    pub value_ns: u64,
+}
+
+/// What load ran during the measurement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadInfo {
+    /// `cpu`, `memory`, `io`, `all`, `external`, …
+    pub kind: String,
+    /// CPUs the load ran on (canonical cpu-list).
+    pub cpus: Option<String>,
+    /// The external command, for `--load-cmd`.
+    pub command: Option<String>,
+}
+
+/// One second of a run and what happened on the CPU during it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attribution {
+    pub second: u64,
+    pub max_ns: u64,
+    #[serde(default)]
+    pub noise_ns: u64,
+    /// `/proc/interrupts` rows that moved on this CPU in that second: (name, count).
+    #[serde(default)]
+    pub interrupts: Vec<(String, u64)>,
+    /// `/proc/softirqs` rows that moved: (name, count).
+    #[serde(default)]
+    pub softirqs: Vec<(String, u64)>,
+    /// Context switches of the measuring thread in that second (voluntary + involuntary).
+    #[serde(default)]
+    pub context_switches: Option<u64>,
+    /// The human sentence ("max 37 µs at t=12 s while CPU 3 took 1 LOC, 2 RES").
+    pub text: String,
+}
+
+/// Interrupt rates of one CPU while a spinner ran there (`kind` = `ticks`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TicksResult {
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    pub cpus: Vec<CpuTicks>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One CPU's tick and interrupt rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuTicks {
+    pub cpu: u32,
+    pub nohz_full: bool,
+    pub isolated: bool,
+    /// Local timer interrupts per second (the `LOC` row).
+    pub loc_per_s: f64,
+    /// What to expect on this CPU (`~1/s` on nohz_full with one task; `HZ` otherwise).
+    pub expected: String,
+    /// Every interrupt row that moved: (name, per second), busiest first.
+    pub rates: Vec<(String, f64)>,
+    /// Softirq rows that moved: (name, per second).
+    #[serde(default)]
+    pub softirq_rates: Vec<(String, f64)>,
+    pub verdict: String,
+}
+
+/// Statistics from a bucket list whose min/max/avg are known from elsewhere (imports).
+/// Quantiles are the upper bound (minus 1 ns) of the bucket holding the rank, clamped to
+/// the exact min and max; ranks past the buckets fall in the overflow and report `max`.
+pub fn summary_from_buckets(
+    buckets: &[Bucket],
+    overflow: u64,
+    min_ns: u64,
+    avg_ns: u64,
+    max_ns: u64,
+    stddev_ns: Option<u64>,
+) -> Summary {
+    let in_range: u64 = buckets.iter().map(|b| b.count).sum();
+    let count = in_range + overflow;
+    let q = |p: f64| -> u64 {
+        if count == 0 {
+            return 0;
+        }
+        let rank = ((p * count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for b in buckets {
+            seen += b.count;
+            if seen >= rank {
+                return b.hi_ns.saturating_sub(1).clamp(min_ns, max_ns.max(min_ns));
+            }
+        }
+        max_ns
+    };
+    let stddev_ns = stddev_ns.unwrap_or_else(|| {
+        if in_range == 0 {
+            return 0;
+        }
+        let mean = avg_ns as f64;
+        let var: f64 = buckets
+            .iter()
+            .map(|b| {
+                let m = (b.lo_ns + b.hi_ns) as f64 / 2.0 - mean;
+                m * m * b.count as f64
+            })
+            .sum::<f64>()
+            / in_range as f64;
+        var.sqrt().round() as u64
+    });
+    Summary {
+        count,
+        min_ns,
+        avg_ns,
+        max_ns,
+        stddev_ns,
+        p50_ns: q(0.50),
+        p90_ns: q(0.90),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        p9999_ns: q(0.9999),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(lo_us: u64, count: u64) -> Bucket {
+        Bucket { lo_ns: lo_us * 1000, hi_ns: (lo_us + 1) * 1000, count }
+    }
+
+    #[test]
+    fn quantiles_from_buckets_and_overflow() {
+        let buckets = [b(10, 50), b(11, 40), b(20, 9)];
+        let s = summary_from_buckets(&buckets, 1, 10_000, 11_000, 500_000, None);
+        assert_eq!(s.count, 100);
+        assert_eq!(s.p50_ns, 10_999);
+        assert_eq!(s.p90_ns, 11_999);
+        assert_eq!(s.p99_ns, 20_999);
+        assert_eq!(s.p999_ns, 500_000, "rank in the overflow reports max");
+    }
+
+    #[test]
+    fn empty_buckets_give_zeros() {
+        let s = summary_from_buckets(&[], 0, 0, 0, 0, None);
+        assert_eq!(s, Summary::default());
+    }
+
+    #[test]
+    fn thread_json_uses_contract_names() {
+        let t = ThreadResult { cpu: Some(1), ..Default::default() };
+        let v = serde_json::to_value(&t).unwrap();
+        for k in [
+            "cpu",
+            "count",
+            "overruns",
+            "min_ns",
+            "avg_ns",
+            "max_ns",
+            "stddev_ns",
+            "p50_ns",
+            "p90_ns",
+            "p99_ns",
+            "p999_ns",
+            "p9999_ns",
+            "histogram",
+        ] {
+            assert!(v.get(k).is_some(), "missing {k}: {v}");
+        }
+        assert!(
+            v["histogram"].get("buckets").is_some() && v["histogram"].get("overflow").is_some()
+        );
+    }
+}

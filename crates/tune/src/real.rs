@@ -1,0 +1,236 @@
+//! The live writer: files under a root directory (normally `/`) and thread affinities via
+//! `sched_getaffinity`/`sched_setaffinity`. Each value is written with a single `write(2)`, as
+//! sysfs and procfs require.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use cpuset::CpuSet;
+
+use crate::target::{normalise, Target};
+use crate::writer::{ErrorKind, WriteError, Writer};
+
+/// Writes the live host (root `/`), or a directory tree laid out like one (tests, sandboxes;
+/// task targets are refused there since affinities are not files).
+#[derive(Debug, Clone)]
+pub struct RealWriter {
+    root: PathBuf,
+}
+
+impl Default for RealWriter {
+    fn default() -> Self {
+        RealWriter { root: PathBuf::from("/") }
+    }
+}
+
+impl RealWriter {
+    /// A writer for the live host.
+    pub fn live() -> Self {
+        Self::default()
+    }
+
+    /// A writer that maps host paths under `root` (e.g. a copy of `/proc` and `/sys`).
+    pub fn under(root: impl Into<PathBuf>) -> Self {
+        RealWriter { root: root.into() }
+    }
+
+    fn is_live(&self) -> bool {
+        self.root == Path::new("/")
+    }
+
+    fn path(&self, host_path: &str) -> PathBuf {
+        self.root.join(host_path.trim_start_matches('/'))
+    }
+
+    fn check_identity(&self, target: &Target) -> Result<(), WriteError> {
+        let Target::Task { tid, start_time, comm, .. } = target else { return Ok(()) };
+        match task_identity(&self.root, *tid) {
+            Some((st, c)) if st == *start_time && c == *comm => Ok(()),
+            Some((st, c)) => Err(WriteError::new(
+                ErrorKind::Gone,
+                target,
+                format!("tid {tid} is now {c:?} started at tick {st}, not the recorded task"),
+            )),
+            None => Err(WriteError::new(ErrorKind::Gone, target, "task has exited")),
+        }
+    }
+}
+
+/// Start time (stat field 22) and comm of a thread, from `<root>/proc/<tid>/stat`.
+pub fn task_identity(root: &Path, tid: u32) -> Option<(u64, String)> {
+    let text = fs::read_to_string(root.join(format!("proc/{tid}/stat"))).ok()?;
+    parse_stat_identity(&text)
+}
+
+/// Parse start time and comm out of a `stat` line; comm may contain spaces and parentheses.
+pub fn parse_stat_identity(stat: &str) -> Option<(u64, String)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?.to_string();
+    // After ") " come fields 3.. ; start time is field 22, i.e. index 19 of the rest.
+    let start = stat.get(close + 1..)?.split_whitespace().nth(19)?.parse().ok()?;
+    Some((start, comm))
+}
+
+impl Writer for RealWriter {
+    fn read(&mut self, target: &Target) -> Result<String, WriteError> {
+        match target {
+            Target::File { path, format } => match fs::read_to_string(self.path(path)) {
+                Ok(text) => Ok(normalise(*format, &text)),
+                Err(e) => {
+                    Err(WriteError::from_errno(target, e.raw_os_error().unwrap_or(0), "read"))
+                }
+            },
+            Target::Task { tid, .. } => {
+                if !self.is_live() {
+                    return Err(WriteError::new(
+                        ErrorKind::Failed,
+                        target,
+                        "task affinity needs the live host",
+                    ));
+                }
+                self.check_identity(target)?;
+                get_affinity(*tid)
+                    .map(|s| s.to_list())
+                    .map_err(|e| WriteError::from_errno(target, e, "sched_getaffinity"))
+            }
+        }
+    }
+
+    fn write(&mut self, target: &Target, value: &str) -> Result<(), WriteError> {
+        match target {
+            Target::File { path, .. } => {
+                let full = self.path(path);
+                let mut f = fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(!self.is_live())
+                    .open(&full)
+                    .map_err(|e| {
+                        WriteError::from_errno(
+                            target,
+                            e.raw_os_error().unwrap_or(0),
+                            "open for writing",
+                        )
+                    })?;
+                let mut bytes = value.as_bytes().to_vec();
+                bytes.push(b'\n');
+                // One write(2): sysfs/procfs take the value from a single call.
+                let n = f.write(&bytes).map_err(|e| {
+                    WriteError::from_errno(target, e.raw_os_error().unwrap_or(0), "write")
+                })?;
+                if n != bytes.len() {
+                    return Err(WriteError::new(
+                        ErrorKind::Failed,
+                        target,
+                        format!("short write: {n} of {} bytes", bytes.len()),
+                    ));
+                }
+                Ok(())
+            }
+            Target::Task { tid, .. } => {
+                if !self.is_live() {
+                    return Err(WriteError::new(
+                        ErrorKind::Failed,
+                        target,
+                        "task affinity needs the live host",
+                    ));
+                }
+                let set = CpuSet::parse_list(value).map_err(|e| {
+                    WriteError::new(
+                        ErrorKind::Failed,
+                        target,
+                        format!("bad cpu-list {value:?}: {e}"),
+                    )
+                })?;
+                self.check_identity(target)?;
+                set_affinity(*tid, &set)
+                    .map_err(|e| WriteError::from_errno(target, e, "sched_setaffinity"))
+            }
+        }
+    }
+
+    fn boot_id(&mut self) -> String {
+        fs::read_to_string(self.path("/proc/sys/kernel/random/boot_id"))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".to_string())
+    }
+}
+
+/// `sched_getaffinity(tid)`; the errno on failure.
+pub fn get_affinity(tid: u32) -> Result<CpuSet, i32> {
+    // SAFETY: cpu_set_t is plain data; all-zero is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
+    let rc = unsafe {
+        libc::sched_getaffinity(
+            tid as libc::pid_t,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &mut set,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+    }
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: CPU_ISSET reads the initialised set for cpu < CPU_SETSIZE.
+    Ok((0..max).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
+}
+
+/// `sched_setaffinity(tid, set)`; the errno on failure.
+pub fn set_affinity(tid: u32, cpus: &CpuSet) -> Result<(), i32> {
+    // SAFETY: cpu_set_t is plain data; all-zero is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
+    for c in cpus.iter().filter(|&c| c < max) {
+        // SAFETY: c < CPU_SETSIZE, `set` is a valid cpu_set_t.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; the kernel only reads it.
+    let rc = unsafe {
+        libc::sched_setaffinity(tid as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Format;
+
+    #[test]
+    fn stat_identity_handles_odd_comm() {
+        let stat =
+            "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
+        assert_eq!(parse_stat_identity(stat), Some((987654, "a (b) c".to_string())));
+        assert_eq!(parse_stat_identity("1234 (x) S 1"), None);
+        assert_eq!(parse_stat_identity(""), None);
+    }
+
+    #[test]
+    fn writes_and_reads_under_a_root() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let p = dir.path().join("sys/kernel/mm/transparent_hugepage");
+        fs::create_dir_all(&p).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(p.join("enabled"), "always [madvise] never\n").unwrap_or_else(|e| panic!("{e}"));
+        let mut w = RealWriter::under(dir.path());
+        let t = Target::file("/sys/kernel/mm/transparent_hugepage/enabled", Format::Selector);
+        assert_eq!(w.read(&t), Ok("madvise".to_string()));
+        w.write(&t, "never").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.read(&t), Ok("never".to_string()));
+        let missing = Target::file("/proc/sys/kernel/nope", Format::Text);
+        assert_eq!(w.read(&missing).map_err(|e| e.kind), Err(ErrorKind::Missing));
+    }
+
+    #[test]
+    fn own_affinity_reads_back() {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
+        let set = get_affinity(tid).unwrap_or_else(|e| panic!("errno {e}"));
+        assert!(!set.is_empty());
+        set_affinity(tid, &set).unwrap_or_else(|e| panic!("errno {e}"));
+    }
+}

@@ -1,0 +1,293 @@
+//! The transaction: apply a list of changes all-or-nothing (journal first, then write; any
+//! failure rolls back what was done, in reverse), preview without writing, and revert from the
+//! journal alone.
+
+use crate::changes::Change;
+use crate::journal::{now_rfc3339, Journal, JournalError, Record};
+use crate::target::{same_value, Target};
+use crate::writer::{ErrorKind, WriteError, Writer};
+
+/// One change and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    pub target: Target,
+    pub old: String,
+    pub new: String,
+    pub why: String,
+    /// The refusal / skip reason, when there is one.
+    pub message: Option<String>,
+}
+
+/// What `apply` did.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyReport {
+    /// Written and in place.
+    pub applied: Vec<Done>,
+    /// Already at the new value.
+    pub unchanged: Vec<Done>,
+    /// Refused by the kernel by design (managed/per-CPU IRQ, per-CPU kthread): classified.
+    pub refused: Vec<Done>,
+    /// Not there any more (task exited, file absent on this host).
+    pub skipped: Vec<Done>,
+}
+
+/// Why `apply` did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The journal could not be written before the first change: nothing was changed.
+    #[error("{0}; nothing was changed")]
+    Journal(JournalError),
+    /// A step failed; every change made so far was undone.
+    #[error("{cause}; rolled back all {restored} change(s) made so far, the host is as before")]
+    RolledBack { cause: String, restored: usize },
+    /// A step failed and rollback could not undo everything.
+    #[error("{cause}; rollback left {} change(s) in place: {}; run `lowlat revert`", left.len(), left.join("; "))]
+    Partial { cause: String, left: Vec<String> },
+}
+
+/// One row of a dry run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    pub target: Target,
+    /// The current value, or why it could not be read.
+    pub old: Result<String, String>,
+    pub new: String,
+    pub why: String,
+    pub unchanged: bool,
+}
+
+/// Read every target's current value; write nothing.
+pub fn preview(writer: &mut dyn Writer, changes: &[Change]) -> Vec<Preview> {
+    changes
+        .iter()
+        .map(|c| {
+            let old = writer.read(&c.target).map_err(|e| e.message);
+            let unchanged = old.as_ref().is_ok_and(|o| same_value(c.target.format(), o, &c.new));
+            Preview {
+                target: c.target.clone(),
+                old,
+                new: c.new.clone(),
+                why: c.why.clone(),
+                unchanged,
+            }
+        })
+        .collect()
+}
+
+/// Apply `changes` through `writer`, journaling each before it is made.
+pub fn apply(
+    writer: &mut dyn Writer,
+    journal: &mut Journal,
+    changes: &[Change],
+    plan: Option<String>,
+) -> Result<ApplyReport, ApplyError> {
+    apply_with(writer, journal, changes, plan, &mut |_| true)
+}
+
+/// [`apply`], calling `after_step(n)` after the n-th change (1-based) is done: progress
+/// reporting, the crash test's pacing (`lowlat apply --step-delay`), and cancellation:
+/// returning `false` (e.g. on Ctrl-C) rolls back everything done so far, as a failure would.
+pub fn apply_with(
+    writer: &mut dyn Writer,
+    journal: &mut Journal,
+    changes: &[Change],
+    plan: Option<String>,
+    after_step: &mut dyn FnMut(usize) -> bool,
+) -> Result<ApplyReport, ApplyError> {
+    let boot_id = writer.boot_id();
+    journal
+        .append(&Record::Begin {
+            time: now_rfc3339(),
+            boot_id: boot_id.clone(),
+            plan,
+            version: env!("CARGO_PKG_VERSION").into(),
+            pid: std::process::id(),
+        })
+        .map_err(ApplyError::Journal)?;
+    let mut report = ApplyReport::default();
+    for (i, change) in changes.iter().enumerate() {
+        if let Err(cause) = step(writer, journal, change, i as u64 + 1, &boot_id, &mut report) {
+            return Err(rollback(writer, journal, &report.applied, cause));
+        }
+        if !after_step(i + 1) {
+            return Err(rollback(
+                writer,
+                journal,
+                &report.applied,
+                format!("interrupted after step {}", i + 1),
+            ));
+        }
+    }
+    let commit = Record::Commit {
+        time: now_rfc3339(),
+        applied: report.applied.len(),
+        refused: report.refused.len(),
+    };
+    if let Err(e) = journal.append(&commit) {
+        return Err(rollback(writer, journal, &report.applied, e.to_string()));
+    }
+    Ok(report)
+}
+
+/// One change: read, journal, write, record the outcome. `Err` means: roll back.
+fn step(
+    writer: &mut dyn Writer,
+    journal: &mut Journal,
+    change: &Change,
+    seq: u64,
+    boot_id: &str,
+    report: &mut ApplyReport,
+) -> Result<(), String> {
+    let done = |old: &str, message: Option<String>| Done {
+        target: change.target.clone(),
+        old: old.to_string(),
+        new: change.new.clone(),
+        why: change.why.clone(),
+        message,
+    };
+    let old = match writer.read(&change.target) {
+        Ok(v) => v,
+        Err(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Missing) => {
+            report.skipped.push(done("", Some(e.message)));
+            return Ok(());
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    if same_value(change.target.format(), &old, &change.new) {
+        report.unchanged.push(done(&old, None));
+        return Ok(());
+    }
+    journal
+        .append(&Record::Change {
+            seq,
+            target: change.target.clone(),
+            old: old.clone(),
+            new: change.new.clone(),
+            why: change.why.clone(),
+            time: now_rfc3339(),
+            boot_id: boot_id.to_string(),
+        })
+        .map_err(|e| e.to_string())?;
+    let (outcome, message) = match writer.write(&change.target, &change.new) {
+        Ok(()) => {
+            report.applied.push(done(&old, None));
+            ("applied", None)
+        }
+        Err(e) if e.kind == ErrorKind::Refused => {
+            report.refused.push(done(&old, Some(e.message.clone())));
+            ("refused", Some(e.message))
+        }
+        Err(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Missing) => {
+            report.skipped.push(done(&old, Some(e.message.clone())));
+            ("gone", Some(e.message))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    journal
+        .append(&Record::Outcome { seq, outcome: outcome.into(), message })
+        .map_err(|e| e.to_string())
+}
+
+/// Undo `applied` in reverse; the error to return.
+fn rollback(
+    writer: &mut dyn Writer,
+    journal: &mut Journal,
+    applied: &[Done],
+    cause: String,
+) -> ApplyError {
+    let mut left = Vec::new();
+    for d in applied.iter().rev() {
+        match writer.write(&d.target, &d.old) {
+            Ok(()) => {}
+            // A task that exited has nothing left to restore.
+            Err(e) if e.kind == ErrorKind::Gone => {}
+            Err(e) => {
+                left.push(format!("{} (still {}, was {}): {}", d.target, d.new, d.old, e.message))
+            }
+        }
+    }
+    // Best effort: the journal already holds every change, so revert works without this line.
+    let _ = journal.append(&Record::RolledBack { time: now_rfc3339(), left: left.clone() });
+    if left.is_empty() {
+        ApplyError::RolledBack { cause, restored: applied.len() }
+    } else {
+        ApplyError::Partial { cause, left }
+    }
+}
+
+/// What `revert` did.
+#[derive(Debug, Clone, Default)]
+pub struct RevertReport {
+    /// Written back to the recorded old value.
+    pub restored: Vec<Done>,
+    /// Already at the old value (idempotence, refused or rolled-back changes).
+    pub already: usize,
+    /// Left alone, with the reason (task gone or tid reused, file absent).
+    pub skipped: Vec<Done>,
+    /// Could not be restored.
+    pub failed: Vec<(Done, WriteError)>,
+}
+
+/// Why `revert` refused to start.
+#[derive(Debug, thiserror::Error)]
+pub enum RevertError {
+    #[error(
+        "{count} journal entries were recorded in boot {recorded}, but this is boot {current}: \
+         runtime values were reset by the reboot, so there is nothing of theirs to restore \
+         (move the journal aside, e.g. `lowlat revert --forget`, to start afresh)"
+    )]
+    OtherBoot { recorded: String, current: String, count: usize },
+}
+
+/// Restore every change in `records` to its old value, newest first.
+pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertReport, RevertError> {
+    let current = writer.boot_id();
+    let foreign: Vec<&String> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Change { boot_id, .. } if *boot_id != current => Some(boot_id),
+            _ => None,
+        })
+        .collect();
+    if let Some(first) = foreign.first() {
+        return Err(RevertError::OtherBoot {
+            recorded: (*first).clone(),
+            current,
+            count: foreign.len(),
+        });
+    }
+    let mut report = RevertReport::default();
+    for r in records.iter().rev() {
+        let Record::Change { target, old, new, why, .. } = r else { continue };
+        let done = |message: Option<String>| Done {
+            target: target.clone(),
+            old: old.clone(),
+            new: new.clone(),
+            why: why.clone(),
+            message,
+        };
+        match writer.read(target) {
+            Ok(cur) if same_value(target.format(), &cur, old) => {
+                report.already += 1;
+                continue;
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Missing) => {
+                report.skipped.push(done(Some(e.message)));
+                continue;
+            }
+            Err(e) => {
+                report.failed.push((done(None), e));
+                continue;
+            }
+        }
+        match writer.write(target, old) {
+            Ok(()) => report.restored.push(done(None)),
+            Err(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Missing) => {
+                report.skipped.push(done(Some(e.message)))
+            }
+            Err(e) => report.failed.push((done(None), e)),
+        }
+    }
+    Ok(report)
+}

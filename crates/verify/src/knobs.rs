@@ -1,0 +1,436 @@
+//! Knob-with-effect checks: workqueue masks, planned sysctls and files (THP, KSM), governor,
+//! C-state limits and their usage on isolated CPUs, hugepages per NUMA node, RT throttling and
+//! whether containers can run SCHED_FIFO.
+
+use std::collections::BTreeMap;
+
+use cpuset::CpuSet;
+use plan::RuntimeItem;
+
+use crate::model::{Check, Input, Status};
+use crate::sets::{capped, Sets};
+
+const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+const KSM: &str = "/sys/kernel/mm/ksm/run";
+
+pub fn checks(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
+    let mut out = vec![workqueues(inp, sets)];
+    out.extend(runtime_items(inp, &inp.files));
+    out.extend(thp_ksm(inp));
+    out.push(sysctl_conf(inp));
+    out.push(hugepages(inp));
+    out.push(rt_throttling(inp));
+    out.push(container_fifo(inp));
+    out
+}
+
+fn apply_fix(inp: &Input<'_>) -> String {
+    format!("`lowlat apply {}`", inp.plan_arg)
+}
+
+fn workqueues(inp: &Input<'_>, sets: &Sets) -> Check {
+    let wq = &inp.host.workqueues;
+    let mut all: Vec<(String, &CpuSet)> = Vec::new();
+    if let Some(m) = &wq.cpumask {
+        all.push(("/sys/devices/virtual/workqueue/cpumask".into(), m));
+    }
+    if let Some(m) = &wq.writeback {
+        all.push(("/sys/bus/workqueue/devices/writeback/cpumask".into(), m));
+    }
+    for (name, m) in &wq.per_workqueue {
+        all.push((format!("/sys/devices/virtual/workqueue/{name}/cpumask"), m));
+    }
+    if all.is_empty() {
+        return Check::new("workqueues", "workqueue-masks", Status::NotApplicable)
+            .ev("no workqueue cpumask files read");
+    }
+    let bad: Vec<String> = all
+        .iter()
+        .filter(|(_, m)| !m.is_disjoint(&sets.iso))
+        .map(|(p, m)| format!("{p} = {} includes isolated CPUs", m.to_list()))
+        .collect();
+    if bad.is_empty() {
+        Check::new("workqueues", "workqueue-masks", Status::Pass).ev(format!(
+            "{} unbound workqueue masks on housekeeping CPUs {}",
+            all.len(),
+            sets.hk.to_list()
+        ))
+    } else {
+        Check::new("workqueues", "workqueue-masks", Status::Fail)
+            .evs(capped(bad, 10))
+            .fix(apply_fix(inp))
+    }
+}
+
+fn norm(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn selected(s: &str) -> String {
+    s.split_whitespace()
+        .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+        .map_or_else(|| norm(s), str::to_string)
+}
+
+fn compare(
+    group: &str,
+    id: String,
+    what: &str,
+    have: Option<String>,
+    want: &str,
+    fix: String,
+) -> Check {
+    match have {
+        None => Check::new(group, id, Status::NotApplicable)
+            .ev(format!("{what}: not readable on this host")),
+        Some(h) if selected(&h) == norm(want) || norm(&h) == norm(want) => {
+            Check::new(group, id, Status::Pass).ev(format!("{what} = {}", selected(&h)))
+        }
+        Some(h) => Check::new(group, id, Status::Fail)
+            .ev(format!("{what} = {}, planned {want}", selected(&h)))
+            .fix(fix),
+    }
+}
+
+fn file_value(inp: &Input<'_>, files: &BTreeMap<String, String>, abs: &str) -> Option<String> {
+    files.get(abs).cloned().or_else(|| match abs {
+        THP => inp.host.memory.thp_enabled.clone(),
+        KSM => inp.host.memory.ksm_run.clone(),
+        _ => None,
+    })
+}
+
+fn runtime_items(inp: &Input<'_>, files: &BTreeMap<String, String>) -> Vec<Check> {
+    let mut out = Vec::new();
+    for item in &inp.plan.runtime {
+        match item {
+            RuntimeItem::Sysctl { name, value, .. } => {
+                let have = inp.host.sysctls.values.get(name).cloned().or_else(|| {
+                    files.get(&format!("/proc/sys/{}", name.replace('.', "/"))).cloned()
+                });
+                out.push(compare(
+                    "sysctl",
+                    format!("sysctl:{name}"),
+                    name,
+                    have,
+                    value,
+                    apply_fix(inp),
+                ));
+            }
+            RuntimeItem::File { path, value, .. } => {
+                let abs = format!("/{}", path.trim_start_matches('/'));
+                let id = match abs.as_str() {
+                    THP => "thp".to_string(),
+                    KSM => "ksm".to_string(),
+                    _ => format!("file:{abs}"),
+                };
+                let group = if id == "thp" || id == "ksm" { "memory" } else { "files" };
+                out.push(compare(
+                    group,
+                    id,
+                    &abs,
+                    file_value(inp, files, &abs),
+                    value,
+                    apply_fix(inp),
+                ));
+            }
+            RuntimeItem::Governor { cpus, governor, .. } => {
+                out.push(governor_check(inp, cpus, governor))
+            }
+            RuntimeItem::EnergyPerfBias { cpus, value, .. } => {
+                let mut bad = Vec::new();
+                let mut seen = 0;
+                for cpu in cpus.iter() {
+                    let p = format!("/sys/devices/system/cpu/cpu{cpu}/power/energy_perf_bias");
+                    if let Some(v) = files.get(&p) {
+                        seen += 1;
+                        if norm(v) != norm(value) {
+                            bad.push(format!("{p} = {}", norm(v)));
+                        }
+                    }
+                }
+                out.push(if seen == 0 {
+                    Check::new("power", "energy-perf-bias", Status::NotApplicable)
+                        .ev("energy_perf_bias not exposed here")
+                } else if bad.is_empty() {
+                    Check::new("power", "energy-perf-bias", Status::Pass)
+                        .ev(format!("{seen} CPUs at {value}"))
+                } else {
+                    Check::new("power", "energy-perf-bias", Status::Fail)
+                        .evs(capped(bad, 8))
+                        .fix(apply_fix(inp))
+                });
+            }
+            RuntimeItem::IdleLimit { cpus, max_latency_us, .. } => {
+                out.extend(idle(inp, cpus, *max_latency_us))
+            }
+            RuntimeItem::IrqAffinity { .. }
+            | RuntimeItem::WorkqueueMask { .. }
+            | RuntimeItem::KthreadAffinity { .. } => {}
+        }
+    }
+    out
+}
+
+/// Planned sysctls that a file under /etc/sysctl.d (or similar) would set back the next time
+/// `sysctl --system` runs (boot, package scripts).
+fn sysctl_conf(inp: &Input<'_>) -> Check {
+    let planned: Vec<(&str, &str)> = inp
+        .plan
+        .runtime
+        .iter()
+        .filter_map(|i| match i {
+            RuntimeItem::Sysctl { name, value, .. } => Some((name.as_str(), value.as_str())),
+            _ => None,
+        })
+        .collect();
+    if planned.is_empty() {
+        return Check::new("sysctl", "sysctl-config-files", Status::NotApplicable)
+            .ev("no sysctls planned");
+    }
+    if inp.sysctl_conf.is_empty() {
+        return Check::new("sysctl", "sysctl-config-files", Status::Pass)
+            .ev("no sysctl.d / sysctl.conf entry touches the planned sysctls (or none readable)");
+    }
+    let norm_key = |k: &str| k.replace('/', ".");
+    let clashes: Vec<String> = inp
+        .sysctl_conf
+        .iter()
+        .filter_map(|(file, key, value)| {
+            let (name, want) = planned.iter().find(|(n, _)| *n == norm_key(key))?;
+            (norm(value) != norm(want))
+                .then(|| format!("{file}: {name} = {value} (planned {want})"))
+        })
+        .collect();
+    if clashes.is_empty() {
+        Check::new("sysctl", "sysctl-config-files", Status::Pass)
+            .ev("no config file sets a planned sysctl to another value")
+    } else {
+        Check::new("sysctl", "sysctl-config-files", Status::Warn)
+            .ev("the next `sysctl --system` (every boot, some package scripts) sets these back:")
+            .evs(capped(clashes, 8))
+            .fix("change or remove those lines, or render the plan's sysctls into /etc/sysctl.d (`lowlat render --plan FILE tuned`)")
+    }
+}
+
+fn governor_check(inp: &Input<'_>, cpus: &CpuSet, want: &str) -> Check {
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for p in inp.host.power.cpus.iter().filter(|p| cpus.contains(p.cpu)) {
+        if let Some(g) = &p.governor {
+            seen += 1;
+            if g != want {
+                bad.push(format!("cpu{} scaling_governor = {g}", p.cpu));
+            }
+        }
+    }
+    if seen == 0 {
+        Check::new("power", "governor", Status::NotApplicable)
+            .ev("no cpufreq governor exposed (VM or no driver)")
+    } else if bad.is_empty() {
+        Check::new("power", "governor", Status::Pass).ev(format!("{seen} CPUs use {want}"))
+    } else {
+        Check::new("power", "governor", Status::Fail)
+            .ev(format!("planned {want}"))
+            .evs(capped(bad, 8))
+            .fix(apply_fix(inp))
+    }
+}
+
+fn idle(inp: &Input<'_>, cpus: &CpuSet, max_us: u64) -> Vec<Check> {
+    let mut bad = Vec::new();
+    let mut ok = 0usize;
+    let want_qos = if max_us == 0 { "n/a".to_string() } else { max_us.to_string() };
+    for p in inp.host.power.cpus.iter().filter(|p| cpus.contains(p.cpu)) {
+        let deep: Vec<_> = p
+            .idle_states
+            .iter()
+            .filter(|s| s.exit_latency_us.is_some_and(|l| l > max_us))
+            .collect();
+        let qos_ok =
+            p.pm_qos_resume_latency_us.as_deref().map(str::trim) == Some(want_qos.as_str());
+        let disabled_ok = !deep.is_empty() && deep.iter().all(|s| s.disabled == Some(true));
+        if qos_ok || disabled_ok || deep.is_empty() && !p.idle_states.is_empty() {
+            ok += 1;
+        } else {
+            bad.push(format!(
+                "cpu{}: pm_qos_resume_latency_us = {}, deeper states enabled: {}",
+                p.cpu,
+                p.pm_qos_resume_latency_us.as_deref().unwrap_or("?"),
+                deep.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" ")
+            ));
+        }
+    }
+    let mut out = vec![if ok == 0 && bad.is_empty() {
+        Check::new("power", "idle-limit", Status::NotApplicable).ev("no cpuidle / PM QoS data")
+    } else if bad.is_empty() {
+        Check::new("power", "idle-limit", Status::Pass)
+            .ev(format!("{ok} CPUs limited to exit latency <= {max_us} µs"))
+    } else {
+        Check::new("power", "idle-limit", Status::Fail).evs(capped(bad, 8)).fix(apply_fix(inp))
+    }];
+    // Effect: did deep states get entered during the window?
+    if let Some(w) = inp.window.as_ref().filter(|_| inp.live) {
+        let mut entered = Vec::new();
+        for after in w.idle_after.iter().filter(|p| cpus.contains(p.cpu)) {
+            let before = w.idle_before.iter().find(|p| p.cpu == after.cpu);
+            for st in
+                after.idle_states.iter().filter(|s| s.exit_latency_us.is_some_and(|l| l > max_us))
+            {
+                let b = before
+                    .and_then(|p| p.idle_states.iter().find(|s| s.index == st.index))
+                    .and_then(|s| s.usage);
+                if let (Some(a), Some(b)) = (st.usage, b) {
+                    if a > b {
+                        entered.push(format!(
+                            "cpu{} entered {} {} times in {:.1} s",
+                            after.cpu,
+                            st.name,
+                            a - b,
+                            w.duration.as_secs_f64()
+                        ));
+                    }
+                }
+            }
+        }
+        out.push(if entered.is_empty() {
+            Check::new("power", "cstate-usage", Status::Pass)
+                .ev(format!("no idle state deeper than {max_us} µs entered on {}", cpus.to_list()))
+        } else {
+            Check::new("power", "cstate-usage", Status::Fail)
+                .evs(capped(entered, 8))
+                .fix(apply_fix(inp))
+        });
+    } else {
+        out.push(
+            Check::new("power", "cstate-usage", Status::NotApplicable)
+                .ev("needs the live host (usage deltas over a window)"),
+        );
+    }
+    out
+}
+
+fn thp_ksm(inp: &Input<'_>) -> Vec<Check> {
+    let planned = |p: &str| {
+        inp.plan.runtime.iter().any(|i| matches!(i, RuntimeItem::File { path, .. } if path.trim_start_matches('/') == p.trim_start_matches('/')))
+    };
+    let mut out = Vec::new();
+    if !planned(THP) {
+        let v = inp.host.memory.thp_enabled.clone().unwrap_or_else(|| "unknown".into());
+        out.push(
+            Check::new("memory", "thp", Status::NotApplicable)
+                .ev(format!("not planned; transparent_hugepage/enabled = {v}")),
+        );
+    }
+    if !planned(KSM) {
+        let v = inp.host.memory.ksm_run.clone().unwrap_or_else(|| "unknown".into());
+        let status = if v == "1" { Status::Warn } else { Status::NotApplicable };
+        out.push(
+            Check::new("memory", "ksm", status)
+                .ev(format!("not planned; ksm/run = {v}"))
+                .fix("KSM scans memory on every CPU: plan `ksm/run=2` (lowlat plan) and apply"),
+        );
+    }
+    out
+}
+
+fn size_kb(size: &str) -> Option<u64> {
+    let s = size.trim().to_ascii_uppercase();
+    let (num, mult) = match s.chars().last()? {
+        'K' => (&s[..s.len() - 1], 1),
+        'M' => (&s[..s.len() - 1], 1024),
+        'G' => (&s[..s.len() - 1], 1024 * 1024),
+        _ => (s.as_str(), 1),
+    };
+    num.parse::<u64>().ok().map(|n| n * mult)
+}
+
+fn hugepages(inp: &Input<'_>) -> Check {
+    let reqs = &inp.plan.options.hugepages;
+    if reqs.is_empty() {
+        return Check::new("memory", "hugepages", Status::NotApplicable).ev("no hugepages planned");
+    }
+    let mut bad = Vec::new();
+    let mut ev = Vec::new();
+    for r in reqs {
+        let Some(kb) = size_kb(&r.size) else {
+            bad.push(format!("{}: unknown page size", r.size));
+            continue;
+        };
+        let have = match r.node {
+            Some(n) => inp
+                .host
+                .numa_nodes
+                .iter()
+                .find(|x| x.id == n)
+                .and_then(|x| x.hugepages.get(&kb))
+                .map(|h| h.total),
+            None => inp.host.memory.hugepages.get(&kb).map(|h| h.total),
+        };
+        let place = r.node.map_or("system-wide".to_string(), |n| format!("node {n}"));
+        match have {
+            Some(h) if h >= r.count => {
+                ev.push(format!("{} x{} {place}: {h} allocated", r.size, r.count))
+            }
+            Some(h) => bad.push(format!("{} x{} {place}: only {h} allocated", r.size, r.count)),
+            None => bad.push(format!("{} x{} {place}: none of that size", r.size, r.count)),
+        }
+    }
+    if bad.is_empty() {
+        Check::new("memory", "hugepages", Status::Pass).evs(ev)
+    } else {
+        Check::new("memory", "hugepages", Status::Fail)
+            .evs(bad)
+            .evs(ev)
+            .fix(format!("`lowlat render {} cmdline` adds hugepagesz=/hugepages= (per-node: the OpenShift profile); reboot", inp.plan_arg))
+    }
+}
+
+fn rt_throttling(inp: &Input<'_>) -> Check {
+    let Some(v) = inp.host.sysctls.values.get("kernel.sched_rt_runtime_us") else {
+        return Check::new("rt", "rt-throttling", Status::NotApplicable)
+            .ev("kernel.sched_rt_runtime_us not read");
+    };
+    let rt = inp.host.kernel.realtime == Some(true);
+    let ev = format!("kernel.sched_rt_runtime_us = {v}");
+    match (v.trim() == "-1", rt, inp.plan.options.rt_kernel) {
+        (true, false, _) => Check::new("rt", "rt-throttling", Status::Warn)
+            .ev(ev)
+            .ev("RT throttling is off on a non-RT kernel: a runaway SCHED_FIFO task can starve kthreads and hang the CPU")
+            .fix("keep sched_rt_runtime_us=950000 unless the kernel is PREEMPT_RT (and run stalld)"),
+        (false, _, true) => Check::new("rt", "rt-throttling", Status::Warn)
+            .ev(ev)
+            .ev("RT throttling is on: a busy-polling FIFO workload is paused for 50 ms each second")
+            .fix(format!("plan kernel.sched_rt_runtime_us=-1 with the RT kernel and apply (`lowlat apply {}`)", inp.plan_arg)),
+        _ => Check::new("rt", "rt-throttling", Status::Pass).ev(ev),
+    }
+}
+
+fn container_fifo(inp: &Input<'_>) -> Check {
+    let chain = &inp.rt_runtime_chain;
+    if chain.is_empty() {
+        return Check::new("rt", "container-sched-fifo", Status::NotApplicable)
+            .ev("no cgroup-v1 cpu.rt_runtime_us (kernel without RT_GROUP_SCHED, or cgroup v2): containers need only CAP_SYS_NICE");
+    }
+    let zero: Vec<String> =
+        chain.iter().filter(|(_, v)| *v == 0).map(|(p, v)| format!("{p} = {v}")).collect();
+    let all: Vec<String> = chain.iter().map(|(p, v)| format!("{p} = {v}")).collect();
+    if zero.is_empty() {
+        Check::new("rt", "container-sched-fifo", Status::Pass).evs(capped(all, 8))
+    } else {
+        Check::new("rt", "container-sched-fifo", Status::Warn)
+            .ev("cgroups with cpu.rt_runtime_us = 0 cannot run SCHED_FIFO tasks: sched_setscheduler fails with EPERM inside them")
+            .evs(capped(zero, 8))
+            .fix("give the chain an RT budget (parent first: e.g. docker run --cpu-rt-runtime=950000, or write cpu.rt_runtime_us down the path)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sizes() {
+        assert_eq!(super::size_kb("2M"), Some(2048));
+        assert_eq!(super::size_kb("1G"), Some(1_048_576));
+        assert_eq!(super::size_kb("x"), None);
+    }
+}
