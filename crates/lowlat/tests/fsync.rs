@@ -385,3 +385,27 @@ fn measure_etcd_refuses_https_and_reports_unreachable() {
     assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is etcd running there?"));
 }
+
+#[test]
+fn import_fio_reads_fio_and_lowlat_fio_shapes() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("fio.json");
+    // lowlat's own --fio-json output must import like fio's.
+    let o = lowlat()
+        .args(["measure", "fsync", "--size", "23000", "--file-size", "1m", "--dir"])
+        .arg(d.path())
+        .arg("--fio-json")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let o = lowlat().args(["import", "fio"]).arg(&f).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["kind"].as_str(), v["ops"].as_u64()), (Some("fsync"), Some(10)));
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, r#"{"jobs":[{"write":{}}]}"#).unwrap();
+    let o = lowlat().args(["import", "fio"]).arg(&bad).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fdatasync=1"));
+}

@@ -13,6 +13,8 @@ pub enum Tool {
     Cyclictest,
     /// oslat text or --json.
     Oslat,
+    /// fio --output-format=json (the sync latency block; `normal,json` output works too).
+    Fio,
 }
 
 /// Arguments of `lowlat import`.
@@ -43,6 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let result = match args.tool {
         Tool::Cyclictest => results::import::cyclictest::import(&text),
         Tool::Oslat => results::import::oslat::import(&text),
+        Tool::Fio => return import_fio(&args, &text),
     }
     .map_err(|e| usage(format!("{}: {e}", args.file.display())))?;
     let json = serde_json::to_string_pretty(&result)?;
@@ -50,6 +53,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(out) => std::fs::write(out, json + "\n")
             .with_context(|| format!("writing {}", out.display()))?,
         None if args.table => print!("{}", results::export::table::latency(&result)),
+        None => println!("{json}"),
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `lowlat import fio FILE`: fio JSON → a lowlat `fsync` result.
+fn import_fio(args: &Args, text: &str) -> anyhow::Result<ExitCode> {
+    let r = results::import::fio::import(text)
+        .map_err(|e| usage(format!("{}: {e}", args.file.display())))?;
+    let json = serde_json::to_string_pretty(&r)?;
+    match &args.output {
+        Some(out) => std::fs::write(out, json + "\n")
+            .with_context(|| format!("writing {}", out.display()))?,
         None => println!("{json}"),
     }
     Ok(ExitCode::Ok)
