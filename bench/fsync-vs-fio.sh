@@ -38,7 +38,7 @@ for r in $(seq 1 "$ROUNDS"); do
       f="$OUT/lowlat.$r.json"
     fi
     read -r iops p50 p99 < <(extract "$f")
-    echo "$tool $iops $p50 $p99" >> "$OUT/all"
+    echo "$tool $iops $p50 $p99 $r" >> "$OUT/all"
     printf '%-6s %-7s %10.0f %10.1f %10.1f\n' "$r" "$tool" "$iops" "$(echo "$p50/1000" | bc -l)" "$(echo "$p99/1000" | bc -l)"
   done
 done
@@ -52,5 +52,14 @@ for col in 2:IOPS 3:p50_us 4:p99_us; do
   l=$(awk -v i="$i" '$1=="lowlat"{print $i}' "$OUT/all" | median)
   div=1; [ "$name" != IOPS ] && div=1000
   printf '%-8s %12.1f %12.1f %8.3f\n' "$name" "$(echo "$f/$div" | bc -l)" "$(echo "$l/$div" | bc -l)" "$(echo "$l/$f" | bc -l)"
+done
+# The disk may be shared and drift between rounds: the paired ratio (lowlat/fio of the same
+# round, the two runs back to back) is the fairer comparison.
+echo
+printf '%-8s %22s\n' metric "median paired ratio"
+for col in 2:IOPS 3:p50 4:p99; do
+  i=${col%%:*}; name=${col#*:}
+  awk -v i="$i" '$1=="fio"{f[$5]=$i} $1=="lowlat"{l[$5]=$i} END {for (r in f) if (r in l && f[r] > 0) print l[r]/f[r]}' "$OUT/all" \
+    | median | xargs printf '%-8s %22.3f\n' "$name"
 done
 echo "(dir $DIR, size $SIZE, bs $BS, $ROUNDS interleaved rounds, medians; $(uname -r), $(nproc) CPUs)"

@@ -288,3 +288,124 @@ fn read_only_filesystem_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("read-only"), "{err}");
 }
+
+fn metrics(n_fast: u64, n_slow: u64) -> String {
+    let mut s = String::new();
+    let les = ["0.001", "0.002", "0.004", "0.008", "0.016", "0.032", "0.064", "0.128", "+Inf"];
+    for (i, le) in les.iter().enumerate() {
+        let c = n_fast + if i >= 7 { n_slow } else { 0 };
+        s += &format!("etcd_disk_wal_fsync_duration_seconds_bucket{{le=\"{le}\"}} {c}\n");
+        s += &format!("etcd_disk_backend_commit_duration_seconds_bucket{{le=\"{le}\"}} {n_fast}\n");
+    }
+    s += &format!(
+        "etcd_disk_wal_fsync_duration_seconds_sum {}\n",
+        n_fast as f64 * 0.0005 + n_slow as f64 * 0.1
+    );
+    s += &format!("etcd_disk_wal_fsync_duration_seconds_count {}\n", n_fast + n_slow);
+    s += &format!("etcd_disk_backend_commit_duration_seconds_sum {}\n", n_fast as f64 * 0.0005);
+    s += &format!("etcd_disk_backend_commit_duration_seconds_count {n_fast}\n");
+    s
+}
+
+#[test]
+fn measure_etcd_reports_window_deltas_from_a_metrics_endpoint() {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    // First scrape: 1000 fast fsyncs so far. Later: +100 fast and +5 in (64, 128] ms.
+    let server = std::thread::spawn(move || {
+        // Never hang the test: give up on connections after 30 s.
+        l.set_nonblocking(true).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut i = 0;
+        while i < 2 && std::time::Instant::now() < deadline {
+            let Ok((mut s, _)) = l.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut buf = [0u8; 2048];
+            let _ = s.read(&mut buf).unwrap();
+            let body = if i == 0 { metrics(1000, 0) } else { metrics(1100, 5) };
+            // Chunked, like Go's net/http without a Content-Length.
+            write!(
+                s,
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+                body.len()
+            )
+            .unwrap();
+            i += 1;
+        }
+    });
+    let out = tempfile::tempdir().unwrap();
+    let j = out.path().join("etcd.json");
+    let o = lowlat()
+        .args(["measure", "etcd", "--duration", "1s", "--interval", "1s", "--endpoint"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg("--json")
+        .arg(&j)
+        .output()
+        .unwrap();
+    server.join().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "p99 in (64,128] ms fails etcd's 10 ms: {stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("caveat: etcd histograms have buckets"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    assert_eq!(v["kind"], "etcd");
+    assert_eq!(v["wal_fsync"]["count"], 105, "window delta, not the lifetime count");
+    let p99 = v["wal_fsync"]["p99_ns"].as_u64().unwrap();
+    assert!((64_000_000..=128_000_000).contains(&p99), "{p99}");
+    assert_eq!(v["backend_commit"]["count"], 100);
+    assert_eq!(v["windows"].as_array().unwrap().len(), 1);
+    assert_eq!(v["verdicts"][0]["pass"], false);
+}
+
+#[test]
+fn measure_etcd_refuses_https_and_reports_unreachable() {
+    let o = lowlat()
+        .args(["measure", "etcd", "--endpoint", "https://127.0.0.1:2379"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("only http://"));
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let o = lowlat()
+        .args(["measure", "etcd", "--endpoint"])
+        .arg(format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is etcd running there?"));
+}
+
+#[test]
+fn import_fio_reads_fio_and_lowlat_fio_shapes() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("fio.json");
+    // lowlat's own --fio-json output must import like fio's.
+    let o = lowlat()
+        .args(["measure", "fsync", "--size", "23000", "--file-size", "1m", "--dir"])
+        .arg(d.path())
+        .arg("--fio-json")
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1)));
+    let o = lowlat().args(["import", "fio"]).arg(&f).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["kind"].as_str(), v["ops"].as_u64()), (Some("fsync"), Some(10)));
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, r#"{"jobs":[{"write":{}}]}"#).unwrap();
+    let o = lowlat().args(["import", "fio"]).arg(&bad).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--fdatasync=1"));
+}

@@ -329,6 +329,9 @@ pub struct WatchSample {
     /// cmd: exit status of the command (`None` when killed by a signal).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    /// A cliff detected at this sample (reported once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cliff: Option<Cliff>,
     /// The sample could not finish (timeout / error text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -357,6 +360,48 @@ pub struct Cliff {
     pub after_ns: u64,
     /// `after / before`.
     pub ratio: f64,
+}
+
+/// etcd's guidance for backend commit: p99 below 25 ms.
+pub const ETCD_COMMIT_P99_LIMIT_NS: u64 = 25_000_000;
+
+/// One etcd histogram over a window (bucket deltas between two scrapes).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EtcdHistogram {
+    /// Metric name (`etcd_disk_wal_fsync_duration_seconds`, …).
+    pub metric: String,
+    pub count: u64,
+    pub mean_ns: u64,
+    /// Prometheus `histogram_quantile` (linear interpolation inside etcd's buckets).
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub buckets: Vec<EtcdBucket>,
+}
+
+/// One interval of `lowlat measure etcd`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EtcdWindow {
+    pub start_ns: u64,
+    pub wal_fsync_count: u64,
+    pub wal_fsync_p99_ns: u64,
+    pub backend_commit_count: u64,
+    pub backend_commit_p99_ns: u64,
+}
+
+/// The result file of `lowlat measure etcd` (`kind` = `etcd`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EtcdResult {
+    #[serde(flatten)]
+    pub envelope: Envelope,
+    pub endpoint: String,
+    pub wal_fsync: EtcdHistogram,
+    pub backend_commit: Option<EtcdHistogram>,
+    pub windows: Vec<EtcdWindow>,
+    pub verdicts: Vec<Verdict>,
+    /// Says the quantiles are interpolations inside 1 ms … 8.192 s buckets.
+    pub caveat: String,
 }
 
 #[cfg(test)]

@@ -12,5 +12,8 @@ pub mod scenario;
 pub mod sys;
 
 pub use error::StorageError;
+pub mod changepoint;
+pub mod etcd;
 pub mod text;
 pub mod units;
+pub mod watch;

@@ -248,9 +248,185 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 /// Arguments of `lowlat measure etcd`.
 #[derive(Debug, clap::Args)]
-pub struct EtcdArgs {}
+#[command(
+    after_help = "Example:\n  lowlat measure etcd --endpoint http://127.0.0.1:2379 --duration 60s --interval 5s"
+)]
+pub struct EtcdArgs {
+    /// etcd's metrics URL (http only: a client URL, or --listen-metrics-urls); `/metrics` is
+    /// appended when no path is given.
+    #[arg(long)]
+    pub endpoint: String,
+    /// Window to measure (bucket deltas between the first and the last scrape).
+    #[arg(long, default_value = "30s", value_parser = duration_arg)]
+    pub duration: Duration,
+    /// Scrape this often for the per-interval series.
+    #[arg(long, default_value = "5s", value_parser = duration_arg)]
+    pub interval: Duration,
+    /// Write the lowlat result (JSON) here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+const CAVEAT: &str = "etcd histograms have buckets 1 ms, 2 ms, 4 ms … 8.192 s: quantiles are linear interpolations inside a bucket (a p99 of 3 ms means 'between 2 and 4 ms'); sub-millisecond behaviour is invisible — use `lowlat measure fsync` on the same directory for that";
+
+fn scrape(
+    url: &str,
+) -> anyhow::Result<(storage::etcd::PromHistogram, Option<storage::etcd::PromHistogram>)> {
+    use storage::etcd::{http_get, parse_histogram, BACKEND_COMMIT, WAL_FSYNC};
+    let text = http_get(url, Duration::from_secs(10)).map_err(|e| {
+        if e.is_input() {
+            usage(e.to_string())
+        } else {
+            anyhow::Error::new(e).context("is etcd running there? (its client URL serves /metrics)")
+        }
+    })?;
+    let wal = parse_histogram(&text, WAL_FSYNC).ok_or_else(|| {
+        usage(format!("{url}: no {WAL_FSYNC} in the response: not an etcd metrics endpoint?"))
+    })?;
+    Ok((wal, parse_histogram(&text, BACKEND_COMMIT)))
+}
+
+fn etcd_hist(metric: &str, h: &storage::etcd::PromHistogram) -> results::fsync::EtcdHistogram {
+    let q = |x: f64| h.quantile(x).map_or(0, |s| (s * 1e9).round() as u64);
+    results::fsync::EtcdHistogram {
+        metric: metric.to_string(),
+        count: h.count as u64,
+        mean_ns: if h.count > 0.0 { (h.sum / h.count * 1e9).round() as u64 } else { 0 },
+        p50_ns: q(0.5),
+        p90_ns: q(0.9),
+        p99_ns: q(0.99),
+        p999_ns: q(0.999),
+        buckets: h.etcd_buckets(),
+    }
+}
 
 /// Run `lowlat measure etcd`.
-pub fn run_etcd(_args: EtcdArgs) -> anyhow::Result<ExitCode> {
-    super::not_built("measure etcd")
+pub fn run_etcd(a: EtcdArgs) -> anyhow::Result<ExitCode> {
+    use results::fsync::{
+        EtcdResult, EtcdWindow, Verdict, ETCD_COMMIT_P99_LIMIT_NS, ETCD_P99_LIMIT_NS,
+    };
+    use storage::units::fmt_ns;
+    install_signal_handlers();
+    let started = SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let first = scrape(&a.endpoint)?;
+    let mut prev = first.clone();
+    let mut last = first.clone();
+    let mut windows = Vec::new();
+    println!("lowlat measure etcd: {} for {:?}, every {:?}", a.endpoint, a.duration, a.interval);
+    println!(
+        "{:>8}  {:>9}  {:>12}  {:>9}  {:>12}",
+        "t", "wal n", "wal p99", "commit n", "commit p99"
+    );
+    while t0.elapsed() < a.duration && !INTERRUPTED.load(Ordering::SeqCst) {
+        let left = a.duration.saturating_sub(t0.elapsed()).min(a.interval);
+        let end = std::time::Instant::now() + left;
+        while std::time::Instant::now() < end && !INTERRUPTED.load(Ordering::SeqCst) {
+            std::thread::sleep(
+                Duration::from_millis(100)
+                    .min(end.saturating_duration_since(std::time::Instant::now())),
+            );
+        }
+        let now = scrape(&a.endpoint)?;
+        let dw = now.0.delta(&prev.0);
+        let dc = match (&now.1, &prev.1) {
+            (Some(n), Some(p)) => Some(n.delta(p)),
+            _ => None,
+        };
+        let p99 = |h: &storage::etcd::PromHistogram| {
+            h.quantile(0.99).map_or(0, |s| (s * 1e9).round() as u64)
+        };
+        let w = EtcdWindow {
+            start_ns: windows.len() as u64 * a.interval.as_nanos() as u64,
+            wal_fsync_count: dw.count as u64,
+            wal_fsync_p99_ns: p99(&dw),
+            backend_commit_count: dc.as_ref().map_or(0, |h| h.count as u64),
+            backend_commit_p99_ns: dc.as_ref().map_or(0, p99),
+        };
+        println!(
+            "{:>7.0}s  {:>9}  {:>12}  {:>9}  {:>12}",
+            t0.elapsed().as_secs_f64(),
+            w.wal_fsync_count,
+            fmt_ns(w.wal_fsync_p99_ns),
+            w.backend_commit_count,
+            fmt_ns(w.backend_commit_p99_ns)
+        );
+        windows.push(w);
+        prev = now.clone();
+        last = now;
+    }
+    let wal = etcd_hist(storage::etcd::WAL_FSYNC, &last.0.delta(&first.0));
+    let commit = match (&last.1, &first.1) {
+        (Some(l), Some(f)) => Some(etcd_hist(storage::etcd::BACKEND_COMMIT, &l.delta(f))),
+        _ => None,
+    };
+    let mut verdicts = vec![Verdict {
+        name: "etcd wal_fsync".into(),
+        limit_ns: ETCD_P99_LIMIT_NS,
+        value_ns: wal.p99_ns,
+        pass: wal.p99_ns < ETCD_P99_LIMIT_NS,
+    }];
+    if let Some(c) = &commit {
+        verdicts.push(Verdict {
+            name: "etcd backend_commit".into(),
+            limit_ns: ETCD_COMMIT_P99_LIMIT_NS,
+            value_ns: c.p99_ns,
+            pass: c.p99_ns < ETCD_COMMIT_P99_LIMIT_NS,
+        });
+    }
+    println!();
+    for h in std::iter::once(&wal).chain(commit.as_ref()) {
+        println!(
+            "{}: {} in window, mean {}, p50 {}, p90 {}, p99 {}, p99.9 {}",
+            h.metric,
+            h.count,
+            fmt_ns(h.mean_ns),
+            fmt_ns(h.p50_ns),
+            fmt_ns(h.p90_ns),
+            fmt_ns(h.p99_ns),
+            fmt_ns(h.p999_ns)
+        );
+    }
+    for v in &verdicts {
+        println!(
+            "verdict: {} p99 < {} ms: {}",
+            v.name,
+            v.limit_ns / 1_000_000,
+            if v.pass { "PASS" } else { "FAIL" }
+        );
+    }
+    println!("caveat: {CAVEAT}");
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let empty = wal.count == 0;
+    if empty {
+        println!("note: etcd did no WAL fsync in the window (no writes?): nothing to judge");
+    }
+    let pass = verdicts.iter().all(|v| v.pass);
+    if let Some(p) = &a.json {
+        let mut envelope = results::Envelope::new("etcd", &format!("lowlat {}", super::VERSION));
+        envelope.partial = interrupted;
+        envelope.started_at = Some(rfc3339(started));
+        envelope.duration_ns = t0.elapsed().as_nanos() as u64;
+        envelope.host = host_context();
+        envelope.params = serde_json::json!({"endpoint": a.endpoint, "duration_ns": a.duration.as_nanos() as u64, "interval_ns": a.interval.as_nanos() as u64});
+        write_file(
+            p,
+            &EtcdResult {
+                envelope,
+                endpoint: a.endpoint.clone(),
+                wal_fsync: wal,
+                backend_commit: commit,
+                windows,
+                verdicts,
+                caveat: CAVEAT.into(),
+            },
+        )?;
+    }
+    Ok(if interrupted {
+        ExitCode::Interrupted
+    } else if pass || empty {
+        ExitCode::Ok
+    } else {
+        ExitCode::CheckFailed
+    })
 }
