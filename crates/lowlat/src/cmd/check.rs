@@ -454,8 +454,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Top findings and the exact next commands.
 fn print_next(model: &report::Report, out: &Path, docs: &[report::Doc]) {
-    let top: Vec<_> =
-        model.headlines.iter().filter(|h| h.verdict >= report::Verdict::Warn).take(5).collect();
+    // One finding per section first (worst first), so one noisy section does not hide others.
+    let mut firsts: Vec<&report::model::Headline> = model
+        .sections
+        .iter()
+        .filter_map(|s| s.headlines.iter().min_by_key(|h| std::cmp::Reverse(h.verdict)))
+        .filter(|h| h.verdict >= report::Verdict::Warn)
+        .collect();
+    firsts.sort_by_key(|h| std::cmp::Reverse(h.verdict));
+    let rest = model.headlines.iter().filter(|h| h.verdict >= report::Verdict::Warn);
+    let mut top: Vec<&report::model::Headline> = Vec::new();
+    for h in firsts.into_iter().chain(rest) {
+        if top.len() < 6 && !top.contains(&h) {
+            top.push(h);
+        }
+    }
+    top.sort_by_key(|h| std::cmp::Reverse(h.verdict));
     if !top.is_empty() {
         println!("\ntop findings:");
         for h in top {
