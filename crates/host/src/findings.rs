@@ -16,6 +16,7 @@ pub fn evaluate(host: &Host) -> Vec<Finding> {
         isolated_irq_target,
         isolated_irq_received,
         movable_tasks_on_isolated,
+        workqueue_on_isolated,
         boot_cpu_nohz_full,
         deep_cstates,
         governor_not_performance,
@@ -80,7 +81,8 @@ pub fn isolated_irq_target(h: &Host) -> Option<Finding> {
     }
     let mut hit = Vec::new();
     let mut cpus = CpuSet::new();
-    for irq in &h.irqs {
+    // IRQs without a /proc/interrupts row have no handler: nothing is delivered.
+    for irq in h.irqs.iter().filter(|i| i.name.is_some() || h.interrupts.is_none()) {
         let eff = irq.effective_affinity.as_ref().filter(|e| !e.is_empty());
         let aff = eff.or(irq.affinity.as_ref());
         let Some(a) = aff else { continue };
@@ -178,6 +180,35 @@ pub fn movable_tasks_on_isolated(h: &Host) -> Option<Finding> {
         format!("{kth} movable kthreads and {user} user threads are allowed on isolated CPUs {iso}"),
         ev,
         Some("confine them to housekeeping CPUs (systemd CPUAffinity, kthread_cpus=, or `lowlat apply`); isolcpus=domain alone does not move them"),
+    ))
+}
+
+/// The unbound-workqueue cpumask (global or writeback) includes isolated CPUs.
+pub fn workqueue_on_isolated(h: &Host) -> Option<Finding> {
+    let iso = h.isolated_cpus();
+    if iso.is_empty() {
+        return None;
+    }
+    let mut ev = Vec::new();
+    for (name, m) in [
+        ("/sys/devices/virtual/workqueue/cpumask", &h.workqueues.cpumask),
+        ("/sys/bus/workqueue/devices/writeback/cpumask", &h.workqueues.writeback),
+    ] {
+        if let Some(m) = m {
+            if !m.is_disjoint(&iso) {
+                ev.push(format!("{name} = {m}"));
+            }
+        }
+    }
+    if ev.is_empty() {
+        return None;
+    }
+    Some(finding(
+        "workqueue-on-isolated",
+        Severity::Warn,
+        format!("unbound workqueue workers may run on isolated CPUs {iso}"),
+        ev,
+        Some("write the housekeeping CPUs to the workqueue cpumasks (`lowlat apply`, or TuneD cpu-partitioning)"),
     ))
 }
 

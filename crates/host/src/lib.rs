@@ -9,6 +9,7 @@ pub mod model;
 pub mod parse;
 mod read;
 pub mod root;
+pub mod snapshot;
 
 pub use model::*;
 pub use read::{read, read_with, ReadOptions};

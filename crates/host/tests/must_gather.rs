@@ -1,5 +1,7 @@
 //! The three must-gather nodes in `shared/fixtures/must-gather/` read through `Root`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test helpers")]
+
 use std::path::{Path, PathBuf};
 
 use host::{Root, Severity};

@@ -8,6 +8,7 @@
 //!   [`runner`]: orchestration; [`procstat`]: /proc/interrupts and /proc/softirqs.
 
 pub mod counter;
+pub mod inject;
 pub mod load;
 pub mod noise;
 pub mod procstat;

@@ -84,10 +84,18 @@ pub fn pick_main_cpu(requested: Option<u32>, measured: &[u32], online: &[u32]) -
     requested.or_else(|| online.iter().copied().find(|c| !measured.contains(c)))
 }
 
+/// Longest per-second series kept (a ring): runs longer than a day keep their last day, so
+/// memory does not grow with run length.
+pub const MAX_SERIES_SECONDS: usize = 24 * 3600;
+
+/// Stack of each measuring thread: small, because `mlockall` makes it resident; the first
+/// 256 KiB are prefaulted.
+pub const THREAD_STACK: usize = 512 * 1024;
+
 fn seconds_for(d: Option<Duration>) -> usize {
     match d {
-        Some(d) => d.as_secs() as usize + 2,
-        None => 24 * 3600,
+        Some(d) => (d.as_secs() as usize + 2).min(MAX_SERIES_SECONDS),
+        None => MAX_SERIES_SECONDS,
     }
 }
 
@@ -146,7 +154,11 @@ where
     let recs: Vec<Recorder> = c
         .cpus
         .iter()
-        .map(|_| Recorder::new(HistogramConfig::LATENCY, seconds_for(c.duration), threshold))
+        .map(|_| {
+            let secs = seconds_for(c.duration);
+            let noise_secs = if kind == "noise" { secs } else { 1 };
+            Recorder::new(HistogramConfig::LATENCY, secs, threshold).with_noise_series(noise_secs)
+        })
         .collect();
     let tids: Vec<AtomicU32> = c.cpus.iter().map(|_| AtomicU32::new(0)).collect();
     let stop = AtomicBool::new(false);

@@ -71,6 +71,19 @@ impl Recorder {
         }
     }
 
+    /// Size the noise series ring (timer runs keep a 1-entry ring).
+    pub fn with_noise_series(mut self, seconds: usize) -> Self {
+        self.per_second_noise = (0..seconds.max(1)).map(|_| AtomicU64::new(0)).collect();
+        self
+    }
+
+    /// Bytes this recorder allocated (fixed for its life).
+    pub fn memory_bytes(&self) -> usize {
+        8 * (self.counts.len() + self.per_second_max.len() + self.per_second_noise.len())
+            + 16 * self.breaches.len()
+            + std::mem::size_of::<Self>()
+    }
+
     /// Record one sample `v` (ns) taken `t` ns after the start. Returns true when `v` is at or
     /// above the threshold. No allocation, no syscall.
     #[inline]
@@ -99,7 +112,9 @@ impl Recorder {
         let sq = f64::from_bits(self.sum_sq.load(Relaxed)) + (v as f64) * (v as f64);
         self.sum_sq.store(sq.to_bits(), Relaxed);
         self.last.store(v, Relaxed);
-        if let Some(s) = self.per_second_max.get(sec % self.per_second_max.len()) {
+        let len = self.per_second_max.len();
+        let slot = if sec < len { sec } else { sec % len };
+        if let Some(s) = self.per_second_max.get(slot) {
             raise(s, v);
         }
         if v >= self.threshold_ns {
@@ -227,6 +242,14 @@ mod tests {
         let (b, n) = r.breaches(Some(2));
         assert_eq!(n, 1);
         assert_eq!(b[0], Breach { cpu: Some(2), t_ns: 1_400_000_000, value_ns: 60_000 });
+    }
+
+    #[test]
+    fn sixteen_threads_for_a_day_fit_in_a_few_mib() {
+        let r =
+            Recorder::new(HistogramConfig::LATENCY, 24 * 3600, None).with_noise_series(24 * 3600);
+        let total = 16 * r.memory_bytes();
+        assert!(total < 32 << 20, "{total} bytes");
     }
 
     #[test]

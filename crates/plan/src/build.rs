@@ -113,6 +113,24 @@ pub fn parse_hugepages(text: &str) -> Result<HugepageRequest, PlanError> {
     Ok(HugepageRequest { size, count, node })
 }
 
+/// The plan `lowlat plan` makes with no options (lowlat style, one housekeeping core per
+/// NUMA node, default power): what `check` evaluates a host against.
+pub fn default_plan(host: &Host) -> Result<Plan, PlanError> {
+    make_plan(
+        host,
+        &PlanRequest {
+            name: "lowlat".into(),
+            host_name: host.hostname.clone().or_else(|| host.source.node.clone()),
+            options: PlanOptions {
+                style: "lowlat".into(),
+                power: "default".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+}
+
 /// Compute the plan.
 pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
     let layout = Layout::from_host(host);
@@ -155,6 +173,11 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         rules::kernel_args(&reserved, &isolated, &options)
     };
     let runtime = rules::runtime_items(&reserved, &isolated, &options, &facts(host));
+    if let Some(hv) = &host.virtualization {
+        rationale.push(format!(
+            "note: this host runs under {hv}; the hypervisor's own scheduling adds latency no guest tuning removes (pin and isolate the vCPUs on the host too)"
+        ));
+    }
     rationale.push(format!(
         "power mode {}{}: {} kernel arguments, {} runtime knobs",
         options.power,
@@ -206,6 +229,14 @@ mod tests {
         let back = Plan::from_yaml(&y, "plan.yaml").unwrap();
         assert_eq!(back, plan);
         assert!(y.contains("schema_version: 1"));
+    }
+
+    #[test]
+    fn default_plan_is_one_core_per_node() {
+        let p = default_plan(&testhost::worker1()).unwrap();
+        assert_eq!(p.reserved.to_list(), "0-1,40-41");
+        assert_eq!(p.options.style, "lowlat");
+        assert!(default_plan(&Host::default()).is_err());
     }
 
     #[test]

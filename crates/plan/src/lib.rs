@@ -13,6 +13,6 @@ pub use model::*;
 pub mod build;
 pub mod rules;
 
-pub use build::{make_plan, PlanRequest};
+pub use build::{default_plan, make_plan, PlanRequest};
 pub mod cluster;
 pub mod summary;

@@ -147,7 +147,11 @@ pub fn plan(layout: &Layout, req: &PartitionRequest) -> Result<Partition, PlanEr
     }
     if !out.reserved.contains(boot) {
         return Err(PlanError::invalid(
-            format!("housekeeping {} does not include the boot CPU {boot}", out.reserved),
+            if out.reserved.is_empty() {
+                format!("no housekeeping CPU left: the boot CPU {boot} must stay housekeeping")
+            } else {
+                format!("housekeeping {} does not include the boot CPU {boot}", out.reserved)
+            },
             format!("add CPU {boot} (and its siblings) to --reserved-cpus, or leave it out of --isolated"),
         ));
     }
@@ -354,7 +358,7 @@ fn pick_reserved(
             } else if Some(c.llc) == anchor {
                 format!("housekeeping {set}: NUMA node {node}, same last-level cache as the other housekeeping cores")
             } else {
-                format!("housekeeping {set}: NUMA node {node}, next core (the housekeeping LLC is full)")
+                format!("housekeeping {set}: NUMA node {node}, next core by number (no free core shares the other housekeeping cores' last-level cache)")
             };
             why.push(reason);
         }
@@ -593,5 +597,61 @@ mod tests {
         let p = plan(&l, &PartitionRequest::default()).unwrap();
         assert_eq!(p.reserved.to_list(), "0");
         assert_eq!(p.isolated.to_list(), "1");
+    }
+
+    /// Every count on a range of machine shapes either gives a plan that passes `validate`
+    /// with whole cores and the boot CPU housekept, or an error; never a panic.
+    #[test]
+    fn invariants_hold_for_every_count_and_shape() {
+        for (sockets, cores, threads, interleave) in [
+            (1, 1, 1, false),
+            (1, 2, 1, false),
+            (1, 4, 2, false),
+            (2, 4, 2, true),
+            (2, 3, 2, false),
+            (4, 2, 4, true),
+            (2, 5, 1, true),
+        ] {
+            let l = Layout::from_host(&testhost::build(sockets, cores, threads, interleave));
+            let total = sockets * cores * threads;
+            for n in 0..=total + 1 {
+                for (split, per_node, no_smt) in [
+                    (false, true, false),
+                    (true, true, false),
+                    (false, false, false),
+                    (false, true, true),
+                ] {
+                    let req = PartitionRequest {
+                        reserved: Some(CpuRequest::Count(n)),
+                        split_reserved_across_numa: split,
+                        per_node_housekeeping: per_node,
+                        no_smt,
+                        offline: (n % 3 == 0).then_some(CpuRequest::Count(threads)),
+                        ..Default::default()
+                    };
+                    let Ok(p) = plan(&l, &req) else { continue };
+                    validate(&l, &p).unwrap();
+                    assert!(p.reserved.contains(0));
+                    let tpc = if no_smt { 1 } else { threads };
+                    assert_eq!(
+                        p.reserved.len() % tpc,
+                        0,
+                        "{sockets}x{cores}x{threads} n={n}: not whole cores"
+                    );
+                    assert!(p.reserved.len() >= n.min(total), "fewer reserved than asked");
+                    if per_node && !split && !no_smt {
+                        for node in &l.nodes {
+                            if !node.set().intersection(&p.isolated).is_empty() {
+                                assert!(
+                                    !node.set().intersection(&p.reserved).is_empty(),
+                                    "node {} has isolated CPUs but no housekeeping",
+                                    node.id
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

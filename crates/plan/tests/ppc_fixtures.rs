@@ -1,6 +1,8 @@
 //! Every Performance Profile Creator case in `shared/fixtures/ppc-expected/` reproduced from
 //! the real must-gathers: the CPU sets here; the whole PerformanceProfile in the render crate.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::path::{Path, PathBuf};
 
 use plan::layout::Layout;

@@ -157,3 +157,72 @@ pub fn rpm_ostree(plan: &Plan, rt_packages: &[String]) -> OutFile {
     s.push_str("echo 'lowlat: staged; run `systemctl reboot` to apply' >&2\n");
     OutFile::script("rpm-ostree.sh", s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plan::{KernelArg, PlanOptions};
+
+    fn plan(rt: bool) -> Plan {
+        Plan {
+            schema_version: 1,
+            name: "t".into(),
+            host: Some("n1".into()),
+            reserved: cpuset::CpuSet::parse_list("0").unwrap(),
+            isolated: cpuset::CpuSet::parse_list("1-3").unwrap(),
+            offlined: cpuset::CpuSet::new(),
+            options: PlanOptions { rt_kernel: rt, ..Default::default() },
+            kernel_args: vec![KernelArg {
+                key: "nohz_full".into(),
+                value: Some("1-3".into()),
+                reason: "r".into(),
+            }],
+            runtime: vec![],
+            rationale: vec![],
+            smt_disabled: cpuset::CpuSet::new(),
+        }
+    }
+
+    #[test]
+    fn grub_without_input_is_a_drop_in_and_with_input_an_edit() {
+        let f = grub(&plan(false), None).unwrap();
+        assert!(f
+            .contents
+            .ends_with("GRUB_CMDLINE_LINUX=\"${GRUB_CMDLINE_LINUX} nohz_full=1-3\"\n"));
+        let input =
+            ("g".to_string(), "A=1\nGRUB_CMDLINE_LINUX='quiet nohz_full=5'\nB=2\n".to_string());
+        let f = grub(&plan(false), Some(&input)).unwrap();
+        assert_eq!(f.contents, "A=1\nGRUB_CMDLINE_LINUX=\"quiet nohz_full=1-3\"\nB=2\n");
+        let input = ("g".to_string(), "A=1\n".to_string());
+        assert!(grub(&plan(false), Some(&input))
+            .unwrap()
+            .contents
+            .ends_with("GRUB_CMDLINE_LINUX=\"nohz_full=1-3\"\n"));
+    }
+
+    #[test]
+    fn bls_refuses_non_entries_and_adds_missing_options() {
+        let junk = ("x.conf".to_string(), "hello\n".to_string());
+        assert!(bls(&plan(false), Some(&junk))
+            .unwrap_err()
+            .to_string()
+            .contains("does not look like a boot loader entry"));
+        let entry =
+            ("/boot/loader/entries/a.conf".to_string(), "title a\nlinux /vmlinuz\n".to_string());
+        let out = bls(&plan(false), Some(&entry)).unwrap();
+        assert_eq!(out[0].name, "a.conf");
+        assert_eq!(out[0].contents, "title a\nlinux /vmlinuz\noptions nohz_full=1-3\n");
+        assert_eq!(out[1].name, "a.conf.lowlat-bak");
+        assert_eq!(out[1].contents, entry.1);
+    }
+
+    #[test]
+    fn rpm_ostree_adds_rt_override_only_for_rt_plans() {
+        assert!(!rpm_ostree(&plan(false), &[]).contents.contains("override remove"));
+        let s = rpm_ostree(&plan(true), &["k.rpm".to_string()]).contents;
+        assert!(s.contains("rpm-ostree override remove kernel kernel-core kernel-modules kernel-modules-extra --install 'k.rpm'"), "{s}");
+        assert!(grubby(&plan(false))
+            .contents
+            .contains("grubby --update-kernel=ALL --args='nohz_full=1-3'"));
+    }
+}

@@ -104,3 +104,80 @@ pub fn merge(existing: &str, plan: &Plan) -> (String, Vec<String>) {
     }
     (out.join(" "), replaced)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plan::{KernelArg, Plan, PlanOptions};
+
+    fn plan(args: &[(&str, Option<&str>)]) -> Plan {
+        Plan {
+            schema_version: 1,
+            name: "t".into(),
+            host: None,
+            reserved: cpuset::CpuSet::parse_list("0").unwrap(),
+            isolated: cpuset::CpuSet::parse_list("1-3").unwrap(),
+            offlined: cpuset::CpuSet::new(),
+            options: PlanOptions::default(),
+            kernel_args: args
+                .iter()
+                .map(|(k, v)| KernelArg {
+                    key: (*k).into(),
+                    value: v.map(str::to_string),
+                    reason: format!("because {k}"),
+                })
+                .collect(),
+            runtime: vec![],
+            rationale: vec![],
+            smt_disabled: cpuset::CpuSet::new(),
+        }
+    }
+
+    #[test]
+    fn merge_replaces_in_place_keeps_others_appends_new() {
+        let p = plan(&[
+            ("nohz", Some("on")),
+            ("isolcpus", Some("managed_irq,1-3")),
+            ("skew_tick", Some("1")),
+            ("nosmt", None),
+        ]);
+        let (line, replaced) =
+            merge("LABEL=boot isolcpus=2 nohz=off quiet noht isolcpus=5 console=tty0", &p);
+        assert_eq!(
+            line,
+            "LABEL=boot isolcpus=managed_irq,1-3 nohz=on quiet nosmt console=tty0 skew_tick=1"
+        );
+        assert_eq!(replaced, vec!["isolcpus=2", "nohz=off", "noht", "isolcpus=5"]);
+        // Idempotent.
+        let (again, replaced) = merge(&line, &p);
+        assert_eq!(again, line);
+        assert!(replaced.is_empty());
+    }
+
+    #[test]
+    fn hugepage_args_replace_as_a_group() {
+        let p = plan(&[
+            ("default_hugepagesz", Some("1G")),
+            ("hugepagesz", Some("1G")),
+            ("hugepages", Some("4")),
+        ]);
+        let (line, _) = merge("a default_hugepagesz=2M hugepagesz=2M hugepages=128 b", &p);
+        assert_eq!(line, "a b default_hugepagesz=1G hugepagesz=1G hugepages=4");
+        let (line, _) = merge("hugepagesz=2M hugepages=8", &plan(&[("nohz", Some("on"))]));
+        assert_eq!(line, "hugepagesz=2M hugepages=8 nohz=on");
+    }
+
+    #[test]
+    fn tokens_respect_quotes() {
+        assert_eq!(tokens(" a  b=\"x y\" c\n"), vec!["a", "b=\"x y\"", "c"]);
+        assert!(tokens("").is_empty());
+    }
+
+    #[test]
+    fn explain_lists_every_argument_with_its_reason() {
+        let p = plan(&[("nohz", Some("on")), ("nosmt", None)]);
+        let out = render(&p, true).contents;
+        assert_eq!(out, "nohz=on  because nohz\nnosmt    because nosmt\n");
+        assert_eq!(render(&p, false).contents, "nohz=on nosmt\n");
+    }
+}

@@ -14,12 +14,12 @@ fn guaranteed(cpus: usize, memory: &str) -> Value {
     map(vec![("limits", r()), ("requests", r())])
 }
 
-/// CPUs the test pod asks for.
+/// CPUs the test pod asks for: one for the main thread plus up to four measured.
 pub fn test_cpus(plan: &Plan, opts: &RenderOptions) -> usize {
     if opts.test_cpus > 0 {
         opts.test_cpus
     } else {
-        plan.isolated.len().clamp(1, 4)
+        plan.isolated.len().clamp(2, 5)
     }
 }
 
@@ -39,7 +39,13 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
         ("cpu-quota.crio.io", s("disable")),
         ("irq-load-balancing.crio.io", s("disable")),
     ]);
-    let script = "exec lowlat measure timer --duration \"${LATENCY_TEST_RUNTIME}\" --max-latency-us \"${MAXIMUM_LATENCY}\" --json --output \"/results/timer-${NODE_NAME}-$(date +%Y%m%dT%H%M%S).json\"";
+    // The pod's exclusive CPUs: the first holds the main thread, the rest are measured.
+    let script = concat!(
+        "allowed=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)\n",
+        "main=$(echo \"$allowed\" | awk -F'[,-]' '{print $1}')\n",
+        "measured=$(echo \"$allowed\" | awk -v m=\"$main\" 'BEGIN{RS=\",\"} {n=split($0,r,\"-\"); a=r[1]+0; b=(n>1?r[2]:r[1])+0; for(i=a;i<=b;i++) if(i!=m) printf \"%s%d\", (c++?\",\":\"\"), i}')\n",
+        "exec lowlat measure timer -a \"$measured\" --main-cpu \"$main\" -D \"$LATENCY_TEST_RUNTIME\" --threshold \"$MAXIMUM_LATENCY\" --json \"/results/timer-$NODE_NAME-$(date +%Y%m%dT%H%M%S).json\"\n"
+    );
     let job = map(vec![
         ("apiVersion", s("batch/v1")),
         ("kind", s("Job")),
@@ -180,7 +186,7 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
         ("metadata", map(vec![("name", s(ns))])),
     ]);
     let h = format!(
-        "lowlat plan `{}`: latency test on {cpus} isolated CPU{} for {} (threshold {} us), load on the other {load_replicas}.\nStart the load first (kubectl apply -f load.yaml), then the test; results land in /var/lib/lowlat/results on the node.",
+        "lowlat plan `{}`: latency test on {cpus} isolated CPU{} (one runs the main thread) for {} (threshold {} us), load on the other {load_replicas}.\nStart the load first (kubectl apply -f load.yaml), then the test; results land in /var/lib/lowlat/results on the node.",
         plan.name,
         if cpus == 1 { "" } else { "s" },
         opts.duration,

@@ -92,7 +92,7 @@ pub struct RenderOptions {
     pub duration: String,
     /// `MAXIMUM_LATENCY` in µs.
     pub max_latency_us: u64,
-    /// CPUs the latency test pod asks for (0 = up to 4 isolated CPUs).
+    /// CPUs the latency test pod asks for (0 = 2..5: one main thread plus up to 4 measured).
     pub test_cpus: usize,
     /// RuntimeClass of the latency test pod (default `performance-<plan name>`).
     pub runtime_class: Option<String>,

@@ -9,9 +9,11 @@ pub mod chart;
 pub mod compare;
 pub mod html;
 pub mod input;
+pub mod inspect_view;
 pub mod model;
 pub mod sections;
 pub mod summary;
+pub mod term;
 
 use std::path::Path;
 

@@ -2,6 +2,8 @@
 //! (captured on the 2-vCPU Firecracker dev VM) plus the ≥2.7 layout derived from one of them
 //! (zero rows and `# Total:` removed, as rt-tests 2.7's `histogram.c` prints).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
 use results::import::{cyclictest, oslat};
 use results::LatencyResult;
 

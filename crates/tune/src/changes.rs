@@ -97,10 +97,11 @@ fn format_of(path: &str) -> Format {
         || path.ends_with("transparent_hugepage/defrag")
     {
         Format::Selector
+    } else if path.ends_with("_list") || path.ends_with("watchdog_cpumask") {
+        // kernel.watchdog_cpumask is a cpu-list despite its name.
+        Format::CpuList
     } else if path.ends_with("cpumask") || path.ends_with("smp_affinity") {
         Format::CpuMask
-    } else if path.ends_with("_list") || path.ends_with("watchdog_cpumask") {
-        Format::CpuList
     } else {
         Format::Text
     }
@@ -408,5 +409,98 @@ mod tests {
         assert!(!same_arg(Some("2-4"), Some("2-5")));
         assert!(same_arg(Some("on"), Some("on")));
         assert!(!same_arg(Some("on"), None));
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use super::*;
+    use host::{CpuPower, IdleState};
+
+    fn plan(items: Vec<RuntimeItem>) -> Plan {
+        Plan {
+            schema_version: 1,
+            name: "t".into(),
+            host: None,
+            reserved: CpuSet::from_cpus([0]),
+            isolated: CpuSet::from_cpus([1]),
+            offlined: CpuSet::new(),
+            options: Default::default(),
+            kernel_args: vec![],
+            runtime: items,
+            rationale: vec![],
+            smt_disabled: CpuSet::new(),
+        }
+    }
+
+    #[test]
+    fn idle_limit_uses_pm_qos_or_falls_back_to_disabling_deep_states() {
+        let mut host = Host::default();
+        let st = |i: usize, lat: u64| IdleState {
+            index: i,
+            name: format!("C{i}"),
+            exit_latency_us: Some(lat),
+            ..Default::default()
+        };
+        host.power.cpus = vec![
+            CpuPower {
+                cpu: 1,
+                pm_qos_resume_latency_us: None,
+                idle_states: vec![st(0, 0), st(1, 2), st(2, 100)],
+                ..Default::default()
+            },
+            CpuPower { cpu: 2, pm_qos_resume_latency_us: Some("0".into()), ..Default::default() },
+        ];
+        let p = plan(vec![RuntimeItem::IdleLimit {
+            cpus: CpuSet::from_cpus([1, 2]),
+            max_latency_us: 10,
+            reason: "r".into(),
+        }]);
+        let c = plan_changes(&p, &host, &Options::default());
+        let paths: Vec<String> =
+            c.changes.iter().map(|c| format!("{}={}", c.target, c.new)).collect();
+        assert_eq!(
+            paths,
+            vec![
+                "/sys/devices/system/cpu/cpu1/cpuidle/state2/disable=1".to_string(),
+                "/sys/devices/system/cpu/cpu2/power/pm_qos_resume_latency_us=10".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn governor_on_a_host_without_cpufreq_is_a_note() {
+        let mut host = Host::default();
+        host.power.cpus = vec![CpuPower { cpu: 1, governor: None, ..Default::default() }];
+        let p = plan(vec![RuntimeItem::Governor {
+            cpus: CpuSet::from_cpus([1]),
+            governor: "performance".into(),
+            reason: "r".into(),
+        }]);
+        let c = plan_changes(&p, &host, &Options::default());
+        assert!(c.changes.is_empty());
+        assert_eq!(c.notes.len(), 1);
+    }
+
+    #[test]
+    fn sysctl_paths_and_formats() {
+        let p = plan(vec![
+            RuntimeItem::Sysctl {
+                name: "kernel.watchdog_cpumask".into(),
+                value: "0".into(),
+                reason: "r".into(),
+            },
+            RuntimeItem::Sysctl {
+                name: "vm.stat_interval".into(),
+                value: "10".into(),
+                reason: "r".into(),
+            },
+        ]);
+        let c = plan_changes(&p, &Host::default(), &Options::default());
+        assert_eq!(
+            c.changes[0].target,
+            Target::file("/proc/sys/kernel/watchdog_cpumask", Format::CpuList)
+        );
+        assert_eq!(c.changes[1].target, Target::file("/proc/sys/vm/stat_interval", Format::Text));
     }
 }

@@ -252,3 +252,38 @@ mod tests {
         assert!(Lock::acquire(&path).is_ok());
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use crate::target::Format;
+    use proptest::prelude::*;
+
+    fn sample() -> Vec<Record> {
+        (1..=4)
+            .map(|seq| Record::Change {
+                seq,
+                target: Target::file(format!("/proc/irq/{seq}/smp_affinity_list"), Format::CpuList),
+                old: "0-1".into(),
+                new: "0".into(),
+                why: "why \"quoted\" ∩ unicode".into(),
+                time: "t".into(),
+                boot_id: "b".into(),
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// A journal cut anywhere (a crash mid-append) parses to a prefix of its records.
+        #[test]
+        fn truncated_journal_parses_to_a_prefix(cut in 0usize..2000) {
+            let recs = sample();
+            let text: String = recs.iter().map(|r| serde_json::to_string(r).unwrap_or_default() + "\n").collect();
+            let mut cut = cut.min(text.len());
+            while !text.is_char_boundary(cut) { cut -= 1; }
+            let parsed = parse(Path::new("j"), &text[..cut]).unwrap_or_else(|e| panic!("{e}"));
+            prop_assert!(parsed.len() <= recs.len());
+            prop_assert_eq!(&parsed[..], &recs[..parsed.len()]);
+        }
+    }
+}

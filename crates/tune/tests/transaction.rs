@@ -110,7 +110,7 @@ fn plan() -> Plan {
             RuntimeItem::IdleLimit { cpus: iso, max_latency_us: 0, reason: r() },
         ],
         rationale: vec![],
-        smt_disabled: cpuset::CpuSet::new(),
+        smt_disabled: CpuSet::new(),
     }
 }
 

@@ -238,7 +238,7 @@ fn smt(inp: &Input<'_>, sets: &Sets) -> Check {
     let mut iso_bad = CpuSet::new();
     let mut hk_sibs = CpuSet::new();
     for c in topo.iter().filter(|c| sets.iso.contains(c.cpu)) {
-        let on_hk = c.siblings.intersection(&sets.hk);
+        let on_hk = c.siblings.intersection(&sets.hk).difference(&inp.plan.smt_disabled);
         if !on_hk.is_empty() {
             iso_bad.insert(c.cpu);
             hk_sibs = hk_sibs.union(&on_hk);

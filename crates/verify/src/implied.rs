@@ -75,7 +75,7 @@ pub fn implied_plan(host: &Host) -> Plan {
         options: PlanOptions { rt_kernel: host.kernel.realtime == Some(true), ..Default::default() },
         kernel_args,
         runtime,
-        rationale: vec!["isolated = isolcpus ∪ nohz_full from /proc/cmdline; housekeeping = the other online CPUs".into()],
         smt_disabled: CpuSet::new(),
+        rationale: vec!["isolated = isolcpus ∪ nohz_full from /proc/cmdline; housekeeping = the other online CPUs".into()],
     }
 }

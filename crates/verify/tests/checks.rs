@@ -105,7 +105,7 @@ fn plan(iso: &str, hk: &str) -> Plan {
             reason: String::new(),
         }],
         rationale: vec![],
-        smt_disabled: cpuset::CpuSet::new(),
+        smt_disabled: CpuSet::new(),
     }
 }
 

@@ -1,6 +1,56 @@
-//! Placeholder: filled in by the next step.
+//! Memory: `/proc/meminfo` totals and default hugepage size, transparent hugepages, KSM, and
+//! system-wide hugepages per size (per-node counts are read with the NUMA nodes).
 
 use super::Ctx;
-use crate::model::Host;
+use crate::model::{Host, HugePages};
+use crate::parse::{bracketed, kv};
 
-pub(super) fn read(_cx: &mut Ctx, _host: &mut Host) {}
+const MM: &str = "sys/kernel/mm";
+
+pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
+    let m = &mut host.memory;
+    if let Some(t) = cx.text("memory.mem_total_kb", "proc/meminfo") {
+        m.mem_total_kb = kv::kb(&t, "MemTotal");
+        m.mem_available_kb = kv::kb(&t, "MemAvailable");
+        m.default_hugepage_kb = kv::kb(&t, "Hugepagesize");
+        if m.mem_total_kb.is_none() {
+            cx.warn("proc/meminfo", None, "no MemTotal line");
+        }
+    }
+    let thp = |cx: &mut Ctx, f: &str| {
+        let path = format!("{MM}/transparent_hugepage/{f}");
+        let v = cx.opt_value(&format!("memory.thp_{f}"), &path)?;
+        let sel = bracketed(&v);
+        if sel.is_none() {
+            cx.warn(&path, Some(1), format!("no [selected] value in {v:?}"));
+        }
+        sel
+    };
+    let enabled = thp(cx, "enabled");
+    let defrag = thp(cx, "defrag");
+    host.memory.thp_enabled = enabled;
+    host.memory.thp_defrag = defrag;
+    if host.memory.thp_enabled.is_none() {
+        cx.unknown(
+            "memory.thp_enabled",
+            &format!("{MM}/transparent_hugepage/enabled"),
+            "not present".into(),
+        );
+    }
+    host.memory.ksm_run = cx.opt_value("memory.ksm_run", &format!("{MM}/ksm/run"));
+    if let Some(sizes) = cx.list("memory.hugepages", &format!("{MM}/hugepages")) {
+        for s in sizes {
+            let Some(kb) = s
+                .strip_prefix("hugepages-")
+                .and_then(|r| r.strip_suffix("kB"))
+                .and_then(|n| n.parse().ok())
+            else {
+                continue;
+            };
+            let d = format!("{MM}/hugepages/{s}");
+            let total = cx.opt_int("memory.hugepages", &format!("{d}/nr_hugepages")).unwrap_or(0);
+            let free = cx.opt_int("memory.hugepages", &format!("{d}/free_hugepages")).unwrap_or(0);
+            host.memory.hugepages.insert(kb, HugePages { total, free });
+        }
+    }
+}

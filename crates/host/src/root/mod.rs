@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use must_gather::{find_nodes, MustGatherError};
-pub use resolve::{normalize, Resolved};
+pub use resolve::{lexical_target, normalize, Kind, Resolved};
 pub use tgz::TgzError;
 
 use crate::model::Source;
@@ -211,6 +211,38 @@ impl Root {
                 Ok(mut g) => g.push(a),
                 Err(p) => p.into_inner().push(a),
             }
+        }
+    }
+
+    /// What `rel` is (file, directory, symlink with its target) without following a final
+    /// link. Not recorded: for `lowlat snapshot` building its tarball.
+    pub fn kind(&self, rel: &str) -> Option<Kind> {
+        let rel = normalize(rel).ok()?;
+        match &self.backend {
+            Backend::Live => {
+                let r = self.resolve_links(match rel.rsplit_once('/') {
+                    Some((d, _)) => d,
+                    None => "",
+                });
+                let dir = r.ok()?.path;
+                let name = rel.rsplit('/').next().unwrap_or(&rel);
+                let full =
+                    if dir.is_empty() { format!("/{name}") } else { format!("/{dir}/{name}") };
+                resolve::disk_kind(Path::new(&full))
+            }
+            Backend::Dir(d) => d.kind(&rel),
+            Backend::Tgz(t) => t.kind(&rel),
+        }
+    }
+
+    /// Resolve every symlink in `rel` inside the tree: the real path and the links crossed.
+    /// Not recorded: for `lowlat snapshot`.
+    pub fn resolve_links(&self, rel: &str) -> Result<Resolved, ReadError> {
+        let rel = normalize(rel)?;
+        match &self.backend {
+            Backend::Live => resolve::resolve(&rel, resolve::live_link_of),
+            Backend::Dir(d) => resolve::resolve(&rel, |p| d.link_of(p)),
+            Backend::Tgz(t) => resolve::resolve(&rel, |p| t.link_of(p)),
         }
     }
 

@@ -108,6 +108,34 @@ pub fn lexical_target(link_path: &str, target: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// What a path is, without following a final symlink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    Dir,
+    Link(String),
+}
+
+/// The kind of `full` on disk (`lstat`), `None` if it does not exist.
+pub fn disk_kind(full: &std::path::Path) -> Option<Kind> {
+    let m = std::fs::symlink_metadata(full).ok()?;
+    Some(if m.file_type().is_symlink() {
+        Kind::Link(std::fs::read_link(full).ok()?.to_string_lossy().into_owned())
+    } else if m.is_dir() {
+        Kind::Dir
+    } else {
+        Kind::File
+    })
+}
+
+/// `link_of` for the live root: `lstat` under `/`.
+pub fn live_link_of(p: &str) -> Result<Option<String>, ReadError> {
+    Ok(match disk_kind(std::path::Path::new(&format!("/{p}"))) {
+        Some(Kind::Link(t)) => Some(t),
+        _ => None,
+    })
+}
+
 /// An unpacked tree on disk, read with links resolved inside it.
 #[derive(Debug)]
 pub struct DirTree {
@@ -121,7 +149,7 @@ impl DirTree {
         Self { base, plain: Mutex::new(HashSet::new()) }
     }
 
-    fn link_of(&self, p: &str) -> Result<Option<String>, ReadError> {
+    pub(super) fn link_of(&self, p: &str) -> Result<Option<String>, ReadError> {
         if let Ok(g) = self.plain.lock() {
             if g.contains(p) {
                 return Ok(None);
@@ -186,6 +214,11 @@ impl DirTree {
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect())
+    }
+
+    pub fn kind(&self, rel: &str) -> Option<Kind> {
+        let p = self.resolve_parent(rel).ok()?;
+        disk_kind(&self.base.join(p))
     }
 
     pub fn read_link(&self, rel: &str) -> Result<String, ReadError> {

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use super::resolve::{lexical_target, resolve};
+use super::resolve::{lexical_target, resolve, Kind};
 use super::ReadError;
 
 /// Why a tarball was refused.
@@ -32,6 +32,9 @@ enum Node {
 #[derive(Debug)]
 pub struct TgzTree {
     nodes: HashMap<String, Node>,
+    /// Read failures recorded by `lowlat snapshot` (its manifest), replayed on read so a
+    /// snapshot reads exactly like the host it was taken from.
+    failed: HashMap<String, ReadError>,
 }
 
 fn is_gzip(b: &[u8]) -> bool {
@@ -61,7 +64,7 @@ impl TgzTree {
             return Err(corrupt("too short to be a tar archive".into()));
         }
         let mut ar = tar::Archive::new(tar_bytes.as_slice());
-        let mut tree = TgzTree { nodes: HashMap::new() };
+        let mut tree = TgzTree { nodes: HashMap::new(), failed: HashMap::new() };
         tree.nodes.insert(String::new(), Node::Dir(BTreeSet::new()));
         let mut hardlinks = Vec::new();
         let entries = ar.entries().map_err(|e| corrupt(e.to_string()))?;
@@ -126,6 +129,9 @@ impl TgzTree {
                 tree.insert(rel, Node::File(d));
             }
         }
+        if let Some(Node::File(m)) = tree.nodes.get(crate::snapshot::MANIFEST) {
+            tree.failed = crate::snapshot::replayed_errors(m);
+        }
         Ok(tree)
     }
 
@@ -160,7 +166,7 @@ impl TgzTree {
         }
     }
 
-    fn link_of(&self, p: &str) -> Result<Option<String>, ReadError> {
+    pub(super) fn link_of(&self, p: &str) -> Result<Option<String>, ReadError> {
         Ok(match self.nodes.get(p) {
             Some(Node::Link(t)) => Some(t.clone()),
             _ => None,
@@ -171,7 +177,29 @@ impl TgzTree {
         Ok(resolve(rel, |p| self.link_of(p))?.path)
     }
 
+    pub fn kind(&self, rel: &str) -> Option<Kind> {
+        let p = match rel.rsplit_once('/') {
+            Some((dir, name)) => {
+                let d = self.resolved(dir).ok()?;
+                if d.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{d}/{name}")
+                }
+            }
+            None => rel.to_string(),
+        };
+        Some(match self.nodes.get(&p)? {
+            Node::File(_) => Kind::File,
+            Node::Dir(_) => Kind::Dir,
+            Node::Link(t) => Kind::Link(t.clone()),
+        })
+    }
+
     pub fn read(&self, rel: &str) -> Result<Vec<u8>, ReadError> {
+        if let Some(e) = self.failed.get(rel) {
+            return Err(e.clone());
+        }
         let p = self.resolved(rel)?;
         match self.nodes.get(&p) {
             Some(Node::File(d)) => Ok(d.clone()),
@@ -183,6 +211,9 @@ impl TgzTree {
     }
 
     pub fn list(&self, rel: &str) -> Result<Vec<String>, ReadError> {
+        if let Some(e) = self.failed.get(rel) {
+            return Err(e.clone());
+        }
         let p = self.resolved(rel)?;
         match self.nodes.get(&p) {
             Some(Node::Dir(names)) => Ok(names.iter().cloned().collect()),

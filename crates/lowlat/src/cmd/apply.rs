@@ -35,6 +35,10 @@ pub struct Args {
     /// task affinities are skipped there).
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysroot: Option<PathBuf>,
+    /// Pause this many milliseconds after each change (crash testing: kill it midway, then
+    /// `lowlat revert`).
+    #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
+    pub step_delay: u64,
 }
 
 /// Load and check a plan file; problems are usage errors naming the file.
@@ -45,16 +49,8 @@ pub fn load_plan(path: &Path) -> anyhow::Result<plan::Plan> {
             path.display()
         ))
     })?;
-    let p: plan::Plan = serde_norway::from_str(&text)
-        .map_err(|e| usage(format!("plan {} is not a valid lowlat plan: {e}", path.display())))?;
-    if p.schema_version > plan::SCHEMA_VERSION {
-        return Err(usage(format!(
-            "plan {} has schema_version {}, this lowlat reads up to {}: upgrade lowlat",
-            path.display(),
-            p.schema_version,
-            plan::SCHEMA_VERSION
-        )));
-    }
+    let p = plan::Plan::from_yaml(&text, &path.display().to_string())
+        .map_err(|e| usage(e.to_string()))?;
     Ok(p)
 }
 
@@ -65,6 +61,16 @@ fn open(sysroot: &Option<PathBuf>) -> anyhow::Result<(host::Root, RealWriter)> {
             Ok((root, RealWriter::under(dir)))
         }
         None => Ok((host::Root::live(), RealWriter::live())),
+    }
+}
+
+/// Print to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
     }
 }
 
@@ -91,7 +97,7 @@ fn pending_block(plan: &plan::Plan, host: &host::Host, plan_path: &Path) -> Stri
         let _ = writeln!(out, "  {:<40} {}", a.token(), a.reason);
     }
     let _ =
-        writeln!(out, "  make them with:  lowlat render --plan {} cmdline", plan_path.display());
+        writeln!(out, "  make them with:  lowlat render --plan {} grubby   (or bls, grub, rpm-ostree, openshift; `cmdline` prints them)", plan_path.display());
     let _ = writeln!(
         out,
         "              or:  grubby --update-kernel=ALL --args=\"{}\"",
@@ -138,7 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         out.push_str(&notes_block(&changes.notes));
         out.push_str(&pending_block(&plan, &host, &args.plan));
-        print!("{out}");
+        emit(&out)?;
         return Ok(ExitCode::Ok);
     }
 
@@ -190,7 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.push_str(&notes_block(&changes.notes));
             out.push_str(&pending_block(&plan, &host, &args.plan));
             let _ = writeln!(out, "undo with: lowlat revert --journal {}", args.journal.display());
-            print!("{out}");
+            emit(&out)?;
             Ok(ExitCode::Ok)
         }
         Err(e @ ApplyError::Partial { .. }) => {
@@ -255,7 +261,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let (_, mut writer) = open(&args.sysroot)?;
     let _lock = Lock::acquire(&args.journal).map_err(|e| usage(e.to_string()))?;
     let Some(records) = journal::read(&args.journal).map_err(|e| usage(e.to_string()))? else {
-        println!("nothing to revert: no journal at {}", args.journal.display());
+        emit(&format!("nothing to revert: no journal at {}\n", args.journal.display()))?;
         return Ok(ExitCode::Ok);
     };
     let rep = match txn::revert(&mut writer, &records) {
@@ -265,7 +271,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
                 let aside = with_suffix(&args.journal, "forgotten");
                 std::fs::rename(&args.journal, &aside)
                     .with_context(|| format!("moving the journal to {}", aside.display()))?;
-                println!("{e}\nmoved {} to {}", args.journal.display(), aside.display());
+                emit(&format!("{e}\nmoved {} to {}\n", args.journal.display(), aside.display()))?;
                 return Ok(ExitCode::Ok);
             }
             return Err(usage(format!("refusing to revert {}: {e}", args.journal.display())));
@@ -307,7 +313,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
                 e.message
             );
         }
-        print!("{out}");
+        emit(&out)?;
         return Err(CodedError {
             code: ExitCode::PartialApply,
             message: format!(
@@ -328,6 +334,6 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     std::fs::rename(&args.journal, &done)
         .with_context(|| format!("moving the journal to {}", done.display()))?;
     let _ = writeln!(out, "journal kept as {}", done.display());
-    print!("{out}");
+    emit(&out)?;
     Ok(ExitCode::Ok)
 }

@@ -1,6 +1,8 @@
 //! `lowlat inspect`: read the host (live, snapshot or must-gather node) and show it, or print
 //! the full model with `--json`.
 
+use std::io::Write as _;
+
 use super::common::HostArgs;
 use crate::exit::ExitCode;
 
@@ -12,7 +14,7 @@ pub struct Args {
     /// Print the full host model as JSON (the stable contract for scripts).
     #[arg(long)]
     pub json: bool,
-    /// Focus on one CPU: what runs there, its IRQs, its power state.
+    /// Focus on one CPU: every thread that ran or may run there, its IRQs, its power state.
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
 }
@@ -20,19 +22,26 @@ pub struct Args {
 /// Run `lowlat inspect`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let h = args.host.load()?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&h)?);
-        return Ok(ExitCode::Ok);
+    if let Some(cpu) = args.cpu {
+        if h.cpu(cpu).is_none() {
+            return Err(crate::exit::usage(format!(
+                "--cpu {cpu}: no such CPU on this host (CPUs: {})",
+                h.online_cpus()
+            )));
+        }
     }
-    println!(
-        "{} CPUs online ({}), {} NUMA nodes, kernel {}",
-        h.online_cpus().len(),
-        h.online_cpus(),
-        h.numa_nodes.len(),
-        h.kernel.release.as_deref().unwrap_or("?")
-    );
-    for f in &h.findings {
-        println!("[{:?}] {}: {}", f.severity, f.id, f.message);
+    let text = if args.json {
+        let mut s = serde_json::to_string_pretty(&h)?;
+        s.push('\n');
+        s
+    } else {
+        let st = report::term::Style::detect();
+        report::inspect_view::render(&h, &report::inspect_view::ViewOptions { cpu: args.cpu }, &st)
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()) {
+        // `lowlat inspect | head` is not an error.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::Ok),
+        r => r.map(|()| ExitCode::Ok).map_err(Into::into),
     }
-    Ok(ExitCode::Ok)
 }

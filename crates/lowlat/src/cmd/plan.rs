@@ -184,7 +184,8 @@ fn check_choice(flag: &str, value: &str, valid: &[&str]) -> anyhow::Result<()> {
         Ok(())
     } else {
         Err(usage(format!(
-            "invalid value for {flag} flag specified: flag {:?}: Value '{value}' is invalid. Valid values come from the set [{}]",
+            "invalid value for {} flag specified: flag {:?}: Value '{value}' is invalid. Valid values come from the set [{}]",
+            flag.trim_start_matches('-'),
             flag.trim_start_matches('-'),
             valid.join(" ")
         )))

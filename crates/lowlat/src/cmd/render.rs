@@ -14,10 +14,12 @@ fn target_help() -> String {
 
 /// Arguments of `lowlat render`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Targets: cmdline, grubby, grub, bls, rpm-ostree, tuned, openshift, performance-profile, \
+#[command(
+    after_help = "Targets: cmdline, grubby, grub, bls, rpm-ostree, tuned, openshift, performance-profile, \
 systemd, irqbalance, k8s-latency-test.\nExamples:\n  lowlat render --plan plan.yaml cmdline --explain\n  \
 lowlat render --plan plan.yaml bls --input /boot/loader/entries/boot.conf\n  \
-lowlat render --plan plan.yaml openshift -o manifests/")]
+lowlat render --plan plan.yaml openshift -o manifests/"
+)]
 pub struct Args {
     /// The plan file (`lowlat plan -o plan.yaml`).
     #[arg(long, value_name = "FILE")]
@@ -49,7 +51,7 @@ pub struct Args {
     /// k8s-latency-test: pass threshold in µs.
     #[arg(long, value_name = "US", env = "MAXIMUM_LATENCY", default_value_t = 20)]
     pub max_latency_us: u64,
-    /// k8s-latency-test: CPUs for the test pod (default: up to 4).
+    /// k8s-latency-test: CPUs for the test pod, one of them for the main thread (default 2..5).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub test_cpus: usize,
     /// k8s-latency-test: RuntimeClass (default performance-<plan name>).
@@ -64,16 +66,24 @@ fn valid_duration(s: &str) -> bool {
     let t = s.trim();
     let digits = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     let unit = &t[digits.len()..];
-    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) && matches!(unit, "" | "s" | "m" | "h" | "d")
+    !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+        && matches!(unit, "" | "s" | "m" | "h" | "d")
 }
 
 /// Run `lowlat render`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let target = Target::from_name(&args.target)
-        .ok_or_else(|| usage(format!("unknown render target `{}`; choose one of: {}", args.target, target_help())))?;
-    let text = std::fs::read_to_string(&args.plan)
-        .map_err(|e| usage(format!("--plan {}: {e} (make one with `lowlat plan -o plan.yaml`)", args.plan.display())))?;
-    let plan = plan::Plan::from_yaml(&text, &args.plan.display().to_string()).map_err(|e| usage(e.to_string()))?;
+    let target = Target::from_name(&args.target).ok_or_else(|| {
+        usage(format!("unknown render target `{}`; choose one of: {}", args.target, target_help()))
+    })?;
+    let text = std::fs::read_to_string(&args.plan).map_err(|e| {
+        usage(format!(
+            "--plan {}: {e} (make one with `lowlat plan -o plan.yaml`)",
+            args.plan.display()
+        ))
+    })?;
+    let plan = plan::Plan::from_yaml(&text, &args.plan.display().to_string())
+        .map_err(|e| usage(e.to_string()))?;
     if args.explain && target != Target::Cmdline {
         return Err(usage("--explain goes with the cmdline target"));
     }
@@ -81,12 +91,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Err(usage("--input goes with the grub and bls targets"));
     }
     if !valid_duration(&args.duration) {
-        return Err(usage(format!("--duration {}: use a number with s, m, h or d (e.g. 10m, 12h)", args.duration)));
+        return Err(usage(format!(
+            "--duration {}: use a number with s, m, h or d (e.g. 10m, 12h)",
+            args.duration
+        )));
     }
     let input = match &args.input {
         Some(p) => Some((
             p.display().to_string(),
-            std::fs::read_to_string(p).map_err(|e| usage(format!("--input {}: {e}", p.display())))?,
+            std::fs::read_to_string(p)
+                .map_err(|e| usage(format!("--input {}: {e}", p.display())))?,
         )),
         None => None,
     };
@@ -137,7 +151,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn write_file(path: &Path, contents: &str, executable: bool) -> anyhow::Result<()> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
     }
     std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))?;
     #[cfg(unix)]

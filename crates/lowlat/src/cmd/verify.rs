@@ -219,18 +219,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        super::apply::emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
         let hk = if plan.reserved.is_empty() { "-".into() } else { plan.reserved.to_list() };
-        println!(
-            "lowlat verify: {} against plan {:?} (isolated {}, housekeeping {}){}\n",
+        super::apply::emit(&format!(
+            "lowlat verify: {} against plan {:?} (isolated {}, housekeeping {}){}\n\n",
             root,
             plan.name,
             if plan.isolated.is_empty() { "-".into() } else { plan.isolated.to_list() },
             hk,
             if live { String::new() } else { "; live-only checks are n.a.".into() }
-        );
-        print!("{}", render::table(&report));
+        ))?;
+        if plan.isolated.is_empty() {
+            super::apply::emit("note: the plan isolates no CPU, so most checks have nothing to check; make one with `lowlat plan -o plan.yaml` and pass --plan\n\n")?;
+        }
+        super::apply::emit(&render::table(&report))?;
     }
     Ok(if report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })
 }

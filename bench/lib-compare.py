@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Shared helpers for the lowlat-vs-rt-tests benchmarks: read lowlat result JSON files
+(lowlat's own, or rt-tests output imported with `lowlat import`), re-bin every histogram to
+1 us buckets (cyclictest's and oslat's resolution) and compute the same percentiles for
+both sides with one method, so ratios compare measurements, not bucketing."""
+import json, sys, statistics
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+def us_hist(thread):
+    """{floor(us): count} plus overflow from a result thread's histogram."""
+    h = {}
+    for b in thread["histogram"]["buckets"]:
+        k = b["lo_ns"] // 1000
+        h[k] = h.get(k, 0) + b["count"]
+    return h, thread["histogram"]["overflow"]
+
+def quantile(h, overflow, q, maxv):
+    total = sum(h.values()) + overflow
+    if total == 0:
+        return 0.0
+    rank = max(1, int(-(-q * total // 1)))
+    seen = 0
+    for k in sorted(h):
+        seen += h[k]
+        if seen >= rank:
+            return float(k)  # bucket [k, k+1) us, reported by its lower bound like cyclictest's truncation
+    return maxv
+
+def timer_metrics(path):
+    t = load(path)["threads"][0]
+    h, of = us_hist(t)
+    mx = t["max_ns"] / 1000
+    return {
+        "count": t["count"],
+        "avg": t["avg_ns"] / 1000,
+        "p50": quantile(h, of, 0.50, mx),
+        "p90": quantile(h, of, 0.90, mx),
+        "p99": quantile(h, of, 0.99, mx),
+        "p99.9": quantile(h, of, 0.999, mx),
+        "max": mx,
+        ">=150us": sum(c for k, c in h.items() if k >= 150) + of,
+    }
+
+def noise_metrics(path, oslat_last=None):
+    d = load(path)
+    t = d["threads"][0]
+    h, of = us_hist(t)
+    secs = max(d.get("duration_ns", 0) / 1e9, 1e-9)
+    def band(lo, hi):
+        return sum(c for k, c in h.items() if lo <= k < hi)
+    # oslat's last bucket (>= 31 us) holds every overflow: group ours the same way.
+    top = band(31, 10**12) + of
+    return {
+        "samples/s": t["count"] / secs,
+        "1-2us/s": band(1, 2) / secs,
+        "2-5us/s": band(2, 5) / secs,
+        "5-10us/s": band(5, 10) / secs,
+        "10-31us/s": band(10, 31) / secs,
+        ">=31us/s": top / secs,
+        "max": t["max_ns"] / 1000,
+    }
+
+def report(kind, a_files, b_files, a_name, b_name):
+    f = timer_metrics if kind == "timer" else noise_metrics
+    A = [f(p) for p in a_files]
+    B = [f(p) for p in b_files]
+    keys = list(A[0].keys())
+    print(f"{'metric':<12} {a_name + ' (median)':>20} {b_name + ' (median)':>20} {'ratio B/A':>10}   per round A | B")
+    for k in keys:
+        a = statistics.median(x[k] for x in A)
+        b = statistics.median(x[k] for x in B)
+        r = (b / a) if a else float("nan")
+        rounds = " ".join(f"{x[k]:.1f}" for x in A) + " | " + " ".join(f"{x[k]:.1f}" for x in B)
+        print(f"{k:<12} {a:>20.2f} {b:>20.2f} {r:>10.3f}   {rounds}")
+
+if __name__ == "__main__":
+    kind, a_name, b_name = sys.argv[1], sys.argv[2], sys.argv[3]
+    files = sys.argv[4:]
+    half = len(files) // 2
+    report(kind, files[:half], files[half:], a_name, b_name)

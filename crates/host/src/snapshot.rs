@@ -1,0 +1,241 @@
+//! `lowlat snapshot`: read the host through a recording [`Root`], then write exactly the files
+//! that were read into a tarball at their own paths (`proc/…`, `sys/…`, the layout of a
+//! must-gather `sysinfo.tgz`), with symlinks kept as symlinks, listed directories present,
+//! and a manifest (`lowlat-snapshot.json`) of what could not be read and why. Reading the
+//! tarball back gives the same model (the manifest's failures are replayed).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Host;
+use crate::read::{read_with, ReadOptions};
+use crate::root::{lexical_target, Access, Kind, ReadError, Root};
+
+/// Name of the manifest at the root of a snapshot.
+pub const MANIFEST: &str = "lowlat-snapshot.json";
+
+/// One access that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub path: String,
+    /// `read`, `list`, `readlink`, `link` (a symlink left out of the tarball).
+    pub op: String,
+    /// `not-found`, `permission-denied`, `refused`, `other`.
+    pub kind: String,
+    pub reason: String,
+}
+
+/// The snapshot's manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub tool: String,
+    /// Where the snapshot was taken from (`live /`, a tarball, …).
+    pub source: String,
+    pub hostname: Option<String>,
+    /// Seconds since the epoch when taken.
+    pub taken_at: u64,
+    pub files: usize,
+    pub dirs: usize,
+    pub symlinks: usize,
+    /// `--max-processes` when given.
+    pub max_processes: Option<usize>,
+    /// Everything that could not be read (a missing optional file is normal).
+    pub failures: Vec<Failure>,
+}
+
+/// A finished snapshot.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The model as read while recording.
+    pub host: Host,
+    /// The `.tgz` bytes.
+    pub tgz: Vec<u8>,
+    pub manifest: Manifest,
+}
+
+/// Why a snapshot could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("building the tarball: {0}")]
+    Tar(#[from] std::io::Error),
+    #[error("writing the manifest: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+fn kind_name(e: &ReadError) -> &'static str {
+    match e {
+        ReadError::NotFound { .. } => "not-found",
+        ReadError::PermissionDenied { .. } => "permission-denied",
+        ReadError::Refused { .. } => "refused",
+        ReadError::Other { .. } => "other",
+    }
+}
+
+/// The failures of a manifest as errors to replay (missing files need no replay).
+pub(crate) fn replayed_errors(manifest: &[u8]) -> std::collections::HashMap<String, ReadError> {
+    let Ok(m) = serde_json::from_slice::<Manifest>(manifest) else { return Default::default() };
+    m.failures
+        .into_iter()
+        .filter(|f| f.op == "read" || f.op == "list")
+        .filter_map(|f| {
+            let path = f.path.clone();
+            let e = match f.kind.as_str() {
+                "permission-denied" => ReadError::PermissionDenied { path: f.path },
+                "refused" => ReadError::Refused { path: f.path, message: f.reason },
+                "other" => ReadError::Other { path: f.path, message: f.reason },
+                _ => return None,
+            };
+            Some((path, e))
+        })
+        .collect()
+}
+
+/// What goes in the tarball.
+#[derive(Debug, Default)]
+struct Plan {
+    files: BTreeMap<String, Vec<u8>>,
+    dirs: BTreeSet<String>,
+    links: BTreeMap<String, String>,
+    failures: Vec<Failure>,
+}
+
+impl Plan {
+    fn failure(&mut self, path: String, op: &str, e: &ReadError) {
+        self.failures.push(Failure {
+            path,
+            op: op.into(),
+            kind: kind_name(e).into(),
+            reason: e.reason(),
+        });
+    }
+
+    fn link(&mut self, path: &str, target: &str) {
+        if lexical_target(path, target).is_some() {
+            self.links.insert(path.to_string(), target.to_string());
+        } else {
+            self.failures.push(Failure {
+                path: path.into(),
+                op: "link".into(),
+                kind: "refused".into(),
+                reason: format!("symlink to {target:?} leaves the tree; not captured"),
+            });
+        }
+    }
+
+    /// The real path of `rel`, recording the links crossed.
+    fn place(&mut self, root: &Root, rel: &str) -> Option<String> {
+        match root.resolve_links(rel) {
+            Ok(r) => {
+                for (l, t) in &r.links {
+                    self.link(l, t);
+                }
+                Some(r.path)
+            }
+            Err(e) => {
+                self.failures.push(Failure {
+                    path: rel.into(),
+                    op: "resolve".into(),
+                    kind: kind_name(&e).into(),
+                    reason: e.reason(),
+                });
+                None
+            }
+        }
+    }
+}
+
+/// Read `root` while recording, then pack what was read.
+pub fn capture(root: Root, opts: &ReadOptions) -> Result<Snapshot, SnapshotError> {
+    let source = root.to_string();
+    let (root, rec) = root.recording();
+    let host = read_with(&root, opts);
+    let mut plan = Plan::default();
+    for a in rec.accesses() {
+        match a {
+            Access::Read { path, result: Ok(bytes) } => {
+                if let Some(real) = plan.place(&root, &path) {
+                    plan.files.insert(real, bytes);
+                }
+            }
+            Access::List { path, result: Ok(names) } => {
+                let Some(real) = plan.place(&root, &path) else { continue };
+                plan.dirs.insert(real.clone());
+                for n in names {
+                    let child = if real.is_empty() { n.clone() } else { format!("{real}/{n}") };
+                    match root.kind(&child) {
+                        Some(Kind::Dir) => {
+                            plan.dirs.insert(child);
+                        }
+                        Some(Kind::Link(t)) => plan.link(&child, &t),
+                        // Files listed but never read are not needed to read the model back.
+                        _ => {}
+                    }
+                }
+            }
+            Access::Link { path, result: Ok(target) } => {
+                let (dir, name) = path.rsplit_once('/').unwrap_or(("", path.as_str()));
+                if let Some(real) = plan.place(&root, dir) {
+                    let p =
+                        if real.is_empty() { name.to_string() } else { format!("{real}/{name}") };
+                    plan.link(&p, &target);
+                }
+            }
+            Access::Read { path, result: Err(e) } => plan.failure(path, "read", &e),
+            Access::List { path, result: Err(e) } => plan.failure(path, "list", &e),
+            Access::Link { path, result: Err(e) } => plan.failure(path, "readlink", &e),
+        }
+    }
+    let manifest = Manifest {
+        schema_version: crate::model::SCHEMA_VERSION,
+        tool: format!("lowlat {}", env!("CARGO_PKG_VERSION")),
+        source,
+        hostname: host.hostname.clone(),
+        taken_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        files: plan.files.len(),
+        dirs: plan.dirs.len(),
+        symlinks: plan.links.len(),
+        max_processes: opts.max_processes,
+        failures: plan.failures.clone(),
+    };
+    let tgz = pack(&plan, &manifest)?;
+    Ok(Snapshot { host, tgz, manifest })
+}
+
+fn pack(plan: &Plan, manifest: &Manifest) -> Result<Vec<u8>, SnapshotError> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut b = tar::Builder::new(gz);
+    let header = |kind: tar::EntryType, size: u64, mode: u32| {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(size);
+        h.set_mode(mode);
+        h.set_mtime(manifest.taken_at);
+        h.set_uid(0);
+        h.set_gid(0);
+        h
+    };
+    for d in plan.dirs.iter().filter(|d| !d.is_empty() && !plan.links.contains_key(*d)) {
+        let mut h = header(tar::EntryType::Directory, 0, 0o755);
+        b.append_data(&mut h, format!("{d}/"), std::io::empty())?;
+    }
+    for (p, target) in &plan.links {
+        let mut h = header(tar::EntryType::Symlink, 0, 0o777);
+        b.append_link(&mut h, p, target)?;
+    }
+    for (p, data) in plan.files.iter().filter(|(p, _)| !plan.links.contains_key(*p)) {
+        let mut h = header(tar::EntryType::Regular, data.len() as u64, 0o644);
+        b.append_data(&mut h, p, data.as_slice())?;
+    }
+    let m = serde_json::to_vec_pretty(manifest)?;
+    let mut h = header(tar::EntryType::Regular, m.len() as u64, 0o644);
+    b.append_data(&mut h, MANIFEST, m.as_slice())?;
+    let mut gz = b.into_inner()?;
+    gz.flush()?;
+    Ok(gz.finish()?)
+}

@@ -1,0 +1,405 @@
+//! `lowlat apply` / `lowlat revert` as a user runs them: on a sandbox tree (`--sysroot`, no
+//! root needed) and, marked ignored, on this live host (round trip with `verify`, and a
+//! SIGKILL in the middle of `apply`). Live tests revert in a guard that also runs on panic.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+fn lowlat() -> Command {
+    Command::cargo_bin("lowlat").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    if let Some(d) = p.parent() {
+        fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
+    }
+    fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+}
+
+/// A 2-CPU host tree: IRQs, workqueues, sysctls, THP.
+fn sandbox() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let r = dir.path();
+    write(r, "proc/cmdline", "root=/dev/vda console=ttyS0\n");
+    write(r, "proc/sys/kernel/random/boot_id", "11111111-2222-3333-4444-555555555555\n");
+    write(r, "sys/devices/system/cpu/online", "0-1\n");
+    write(r, "sys/devices/system/cpu/possible", "0-1\n");
+    for c in 0..2 {
+        write(
+            r,
+            &format!("sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"),
+            &format!("{c}\n"),
+        );
+        write(r, &format!("sys/devices/system/cpu/cpu{c}/topology/physical_package_id"), "0\n");
+        write(r, &format!("sys/devices/system/cpu/cpu{c}/topology/core_id"), &format!("{c}\n"));
+    }
+    for irq in [24, 25] {
+        write(r, &format!("proc/irq/{irq}/smp_affinity_list"), "0-1\n");
+        write(r, &format!("proc/irq/{irq}/smp_affinity"), "3\n");
+        write(r, &format!("proc/irq/{irq}/effective_affinity_list"), "1\n");
+    }
+    write(r, "proc/irq/default_smp_affinity", "3\n");
+    write(r, "sys/devices/virtual/workqueue/cpumask", "3\n");
+    write(r, "sys/devices/virtual/workqueue/writeback/cpumask", "3\n");
+    write(r, "sys/bus/workqueue/devices/writeback/cpumask", "3\n");
+    write(r, "proc/sys/kernel/timer_migration", "1\n");
+    write(r, "proc/sys/vm/stat_interval", "1\n");
+    write(r, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+    dir
+}
+
+const PLAN: &str = r#"schema_version: 1
+name: vm-test
+host: null
+reserved: "0"
+isolated: "1"
+offlined: ""
+options:
+  style: lowlat
+  power: default
+  rt_kernel: false
+  no_smt: false
+  split_reserved_across_numa: false
+  topology_policy: null
+  per_pod_power_management: false
+  hugepages: []
+  near_device: null
+kernel_args:
+  - key: nohz_full
+    value: "1"
+    reason: stop the tick on the isolated CPU
+runtime:
+  - kind: irq-affinity
+    cpus: "0"
+    reason: device interrupts to housekeeping
+  - kind: workqueue-mask
+    cpus: "0"
+    reason: unbound work to housekeeping
+  - kind: kthread-affinity
+    cpus: "0"
+    reason: movable kthreads to housekeeping
+  - kind: sysctl
+    name: kernel.timer_migration
+    value: "0"
+    reason: keep timers where they were armed
+  - kind: sysctl
+    name: vm.stat_interval
+    value: "10"
+    reason: fewer vmstat updates
+rationale: []
+"#;
+
+fn plan_file(dir: &Path) -> PathBuf {
+    let p = dir.join("plan.yaml");
+    fs::write(&p, PLAN).unwrap_or_else(|e| panic!("{e}"));
+    p
+}
+
+/// Every file of a tree, path → bytes.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[test]
+fn dry_run_prints_the_changes_and_writes_nothing() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let before = snapshot(sb.path());
+    let journal = work.path().join("j.jsonl");
+    let (code, out, err) = run(lowlat()
+        .args(["apply", "--dry-run", "--plan"])
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("dry run: nothing is written"), "{out}");
+    assert!(out.contains("/proc/sys/vm/stat_interval") && out.contains("1 → 10"), "{out}");
+    assert!(
+        out.contains("pending reboot")
+            && out.contains("lowlat render --plan")
+            && out.contains("grubby --update-kernel=ALL --args=\"nohz_full=1\""),
+        "{out}"
+    );
+    assert_eq!(snapshot(sb.path()), before);
+    assert!(!journal.exists());
+}
+
+#[test]
+fn apply_then_revert_is_byte_identical_on_a_sandbox() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("j.jsonl");
+    let before = snapshot(sb.path());
+    let (code, out, err) = run(lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        fs::read_to_string(sb.path().join("proc/sys/vm/stat_interval")).unwrap_or_default(),
+        "10\n"
+    );
+    assert_eq!(
+        fs::read_to_string(sb.path().join("proc/sys/kernel/timer_migration")).unwrap_or_default(),
+        "0\n"
+    );
+    let text = fs::read_to_string(&journal).unwrap_or_default();
+    assert!(
+        text.contains(r#""type":"change""#)
+            && text.contains(r#""old":"1""#)
+            && text.contains("boot_id"),
+        "{text}"
+    );
+    // A second apply is a no-op (everything already in place) but still journaled safely.
+    let (code, out2, _) = run(lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path()));
+    assert_eq!(code, 0);
+    assert!(out2.contains("applied 0 change(s)"), "{out2}");
+
+    let (code, out, err) =
+        run(lowlat().arg("revert").arg("--journal").arg(&journal).arg("--sysroot").arg(sb.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("restored"), "{out}");
+    assert_eq!(snapshot(sb.path()), before, "host tree differs after revert");
+    // Idempotent: nothing left to do.
+    let (code, out, _) =
+        run(lowlat().arg("revert").arg("--journal").arg(&journal).arg("--sysroot").arg(sb.path()));
+    assert_eq!(code, 0);
+    assert!(out.contains("nothing to revert"), "{out}");
+}
+
+#[test]
+fn concurrent_apply_is_refused() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("j.jsonl");
+    let _held = tune::journal::Lock::acquire(&journal).unwrap_or_else(|e| panic!("{e}"));
+    let (code, _, err) = run(lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path()));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("another `lowlat apply`"), "{err}");
+}
+
+#[test]
+fn a_journal_from_another_boot_is_refused_clearly() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let journal = work.path().join("j.jsonl");
+    fs::write(
+        &journal,
+        r#"{"type":"change","seq":1,"kind":"file","path":"/proc/sys/vm/stat_interval","format":"text","old":"1","new":"10","why":"","time":"2026-01-01T00:00:00Z","boot_id":"old-boot"}
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (code, _, err) =
+        run(lowlat().arg("revert").arg("--journal").arg(&journal).arg("--sysroot").arg(sb.path()));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("boot old-boot") && err.contains("11111111-2222"), "{err}");
+    let (code, out, _) = run(lowlat()
+        .arg("revert")
+        .arg("--forget")
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path()));
+    assert_eq!(code, 0, "{out}");
+    assert!(!journal.exists());
+}
+
+#[test]
+fn a_bad_plan_is_a_usage_error_naming_the_file() {
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let p = work.path().join("bad.yaml");
+    fs::write(&p, "schema_version: one\n").unwrap_or_else(|e| panic!("{e}"));
+    let (code, _, err) = run(lowlat().arg("apply").arg("--dry-run").arg("--plan").arg(&p));
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.yaml"), "{err}");
+}
+
+// ---------------------------------------------------------------- live host (root) ------
+
+const LIVE: &str =
+    "needs root and changes the host: run with --include-ignored as root (.ci/run does)";
+
+/// What the live round trip must restore exactly.
+fn live_state() -> BTreeMap<String, String> {
+    let mut paths: Vec<String> = vec![
+        "/proc/irq/default_smp_affinity".into(),
+        "/sys/devices/virtual/workqueue/cpumask".into(),
+        "/sys/bus/workqueue/devices/writeback/cpumask".into(),
+        "/proc/sys/kernel/timer_migration".into(),
+        "/proc/sys/vm/stat_interval".into(),
+        "/proc/2/status".into(),
+    ];
+    for e in fs::read_dir("/proc/irq").into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            paths.push(format!("{}/smp_affinity_list", p.display()));
+        }
+    }
+    for e in fs::read_dir("/sys/devices/virtual/workqueue").into_iter().flatten().flatten() {
+        let p = e.path().join("cpumask");
+        if p.is_file() {
+            paths.push(p.display().to_string());
+        }
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let mut v = fs::read_to_string(&p).unwrap_or_else(|e| format!("<{e}>"));
+            if p.ends_with("/status") {
+                v = v
+                    .lines()
+                    .filter(|l| l.starts_with("Cpus_allowed"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+            }
+            (p, v)
+        })
+        .collect()
+}
+
+/// Reverts the live host when dropped (test end or panic).
+struct Guard(PathBuf);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = lowlat().arg("revert").arg("--journal").arg(&self.0).status();
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+#[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
+fn live_round_trip_apply_verify_revert() {
+    assert!(is_root(), "{LIVE}");
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("journal.jsonl");
+    let before = live_state();
+    {
+        let _guard = Guard(journal.clone());
+        let (code, out, err) =
+            run(lowlat().arg("apply").arg("--plan").arg(&plan).arg("--journal").arg(&journal));
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("pending reboot"), "{out}");
+        let (_, json, err) =
+            run(lowlat().arg("verify").arg("--plan").arg(&plan).args(["--json", "--window", "1s"]));
+        let v: serde_json::Value =
+            serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}{err}"));
+        let status = |id: &str| {
+            v["checks"]
+                .as_array()
+                .and_then(|a| a.iter().find(|c| c["id"] == id))
+                .map(|c| c["status"].as_str().unwrap_or("").to_string())
+        };
+        for id in [
+            "irq-effective-affinity",
+            "irq-default-affinity",
+            "workqueue-masks",
+            "kthreadd-affinity",
+            "sysctl:kernel.timer_migration",
+            "sysctl:vm.stat_interval",
+        ] {
+            assert_eq!(status(id).as_deref(), Some("pass"), "{id}: {json}");
+        }
+        // The plan's nohz_full is not booted: pending or failing, never pass.
+        assert_ne!(status("cmdline-args").as_deref(), Some("pass"));
+        let (code, out, err) = run(lowlat().arg("revert").arg("--journal").arg(&journal));
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    assert_eq!(live_state(), before, "live host differs after revert");
+}
+
+#[test]
+#[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
+fn live_sigkill_mid_apply_then_revert_restores() {
+    assert!(is_root(), "{LIVE}");
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("journal.jsonl");
+    let before = live_state();
+    let _guard = Guard(journal.clone());
+    let mut child = lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .args(["--step-delay", "100"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Wait until a few changes are journaled (and made), then kill it without warning.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let n =
+            fs::read_to_string(&journal).unwrap_or_default().matches(r#""type":"outcome""#).count();
+        if n >= 3 || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap_or_else(|e| panic!("{e}"));
+    let _ = child.wait();
+    let text = fs::read_to_string(&journal).unwrap_or_default();
+    assert!(
+        !text.contains(r#""type":"commit""#),
+        "apply finished before the kill: raise --step-delay\n{text}"
+    );
+    assert_ne!(live_state(), before, "the kill came before any change");
+    let (code, out, err) = run(lowlat().arg("revert").arg("--journal").arg(&journal));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(live_state(), before, "live host differs after revert");
+}

@@ -1,0 +1,218 @@
+//! `lowlat inspect` and `lowlat snapshot` from the command line: table and JSON output,
+//! `--cpu`, must-gather nodes, and the `--root` errors (missing path, bad tarball, traversal).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test helpers")]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn lowlat() -> Command {
+    let mut c = Command::cargo_bin("lowlat").unwrap();
+    c.env("NO_COLOR", "1").env("COLUMNS", "120");
+    c
+}
+
+fn shared_dir() -> PathBuf {
+    let mut d = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    loop {
+        if d.join("shared/fixtures").is_dir() {
+            return d.join("shared");
+        }
+        assert!(d.pop(), "no shared/ directory beside an ancestor");
+    }
+}
+
+fn bare_metal() -> PathBuf {
+    shared_dir().join("fixtures/must-gather/must-gather.bare-metal")
+}
+
+fn vm_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures/firecracker-vm.tgz")
+}
+
+#[test]
+fn table_on_the_live_host() {
+    lowlat()
+        .arg("inspect")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("── Summary"))
+        .stdout(predicate::str::contains("What runs where"))
+        .stdout(predicate::str::contains("\x1b[").not());
+}
+
+#[test]
+fn json_is_the_model() {
+    let out = lowlat()
+        .args(["inspect", "--json", "--root"])
+        .arg(vm_fixture())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["cpus"]["online"], "0-1");
+    assert_eq!(v["virtualization"], "kvm");
+    assert_eq!(v["kernel"]["realtime"], false);
+    let tasks = v["tasks"].as_array().unwrap();
+    let mig = tasks.iter().find(|t| t["comm"] == "migration/0").unwrap();
+    assert_eq!(mig["policy"], "FF");
+    assert_eq!(mig["rt_priority"], 99);
+    assert_eq!(mig["per_cpu_kthread"], true);
+    assert_eq!(mig["allowed_cpus"], "0");
+    for key in ["irq", "name", "affinity", "effective_affinity", "counts"] {
+        assert!(v["irqs"][0].get(key).is_some(), "irqs[].{key}");
+    }
+    for key in ["cpu", "package", "die", "core", "numa_node", "siblings"] {
+        assert!(v["topology"]["cpus"][0].get(key).is_some(), "topology.cpus[].{key}");
+    }
+    assert!(v["findings"].as_array().unwrap().iter().any(|f| f["id"] == "hypervisor"));
+}
+
+#[test]
+fn worker1_must_gather_table_and_json() {
+    lowlat()
+        .args(["inspect", "--node", "worker1", "--must-gather"])
+        .arg(bare_metal())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "80 online (0-79), 2 packages, 40 cores, 2 threads/core, 2 NUMA nodes",
+        ))
+        .stdout(predicate::str::contains("smt-sibling-not-isolated"))
+        .stdout(predicate::str::contains("SMT siblings 45-50 of isolated CPUs 5-10"));
+    let out = lowlat()
+        .args(["inspect", "--json", "--node", "worker1", "--must-gather"])
+        .arg(bare_metal())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["numa_nodes"][1]["cpus"], "1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31,33,35,37,39,41,43,45,47,49,51,53,55,57,59,61,63,65,67,69,71,73,75,77,79");
+    assert_eq!(v["kernel"]["boot"]["isolcpus"]["cpus"], "5-10");
+    assert_eq!(v["tasks"], serde_json::Value::Null);
+}
+
+#[test]
+fn must_gather_without_node_lists_nodes() {
+    lowlat().args(["inspect", "--must-gather"]).arg(bare_metal()).assert().code(2).stderr(
+        predicate::str::contains("--node").and(predicate::str::contains("worker1, worker2")),
+    );
+}
+
+#[test]
+fn cpu_focus_lists_threads_like_ps() {
+    lowlat()
+        .args(["inspect", "--cpu", "0", "--root"])
+        .arg(vm_fixture())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("── CPU 0"))
+        .stdout(
+            predicate::str::is_match(r"PSR +PID +TID +POL +RTPRIO +KIND +ALLOWED +CMD").unwrap(),
+        )
+        .stdout(predicate::str::contains("[migration/0]"))
+        .stdout(predicate::str::contains("[migration/1]").not());
+    lowlat()
+        .args(["inspect", "--cpu", "7", "--root"])
+        .arg(vm_fixture())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cpu 7: no such CPU"));
+}
+
+#[test]
+fn root_errors_are_usage_errors() {
+    lowlat()
+        .args(["inspect", "--root", "/nonexistent/snap.tgz"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.tgz");
+    std::fs::write(&junk, b"\x1f\x8b this is not gzip").unwrap();
+    lowlat()
+        .arg("inspect")
+        .arg("--root")
+        .arg(&junk)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a readable tar"));
+
+    // A tarball with a `..` entry, built by hand (the tar crate refuses to write one).
+    let evil = dir.path().join("evil.tgz");
+    let mut h = tar::Header::new_gnu();
+    h.set_size(4);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    let name = b"proc/../../etc/cron.d/x";
+    h.as_old_mut().name[..name.len()].copy_from_slice(name);
+    h.set_cksum();
+    let mut b = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::default(),
+    ));
+    b.append(&h, &b"evil"[..]).unwrap();
+    std::fs::write(&evil, b.into_inner().unwrap().finish().unwrap()).unwrap();
+    lowlat().arg("inspect").arg("--root").arg(&evil).assert().code(2).stderr(
+        predicate::str::contains("contains `..`").and(predicate::str::contains("refusing")),
+    );
+
+    // A symlink escaping the tree.
+    let link = dir.path().join("link.tgz");
+    let mut b = tar::Builder::new(Vec::new());
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Symlink);
+    h.set_size(0);
+    h.set_mode(0o777);
+    b.append_link(&mut h, "sys/devices", "../../../etc").unwrap();
+    std::fs::write(&link, b.into_inner().unwrap()).unwrap();
+    lowlat()
+        .arg("inspect")
+        .arg("--root")
+        .arg(&link)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("outside the tree"));
+
+    // An empty directory is not a host.
+    lowlat()
+        .arg("inspect")
+        .arg("--root")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is this a host snapshot"));
+}
+
+#[test]
+fn snapshot_then_inspect_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("snap.tgz");
+    lowlat().args(["snapshot", "--max-processes", "10", "-o"]).arg(&out).assert().success().stdout(
+        predicate::str::contains("wrote").and(predicate::str::contains("lowlat inspect --root")),
+    );
+    let o = lowlat()
+        .args(["inspect", "--json", "--root"])
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&o).unwrap();
+    assert_eq!(v["source"]["kind"], "tgz");
+    assert!(!v["tasks"].as_array().unwrap().is_empty());
+    let listing = std::process::Command::new("tar").arg("tzf").arg(&out).output().unwrap();
+    let names = String::from_utf8_lossy(&listing.stdout);
+    assert!(names.lines().any(|l| l == "proc/cmdline"));
+    assert!(names.lines().any(|l| l == "lowlat-snapshot.json"));
+    assert!(names.lines().all(|l| !l.starts_with('/') && !l.contains("..")));
+}

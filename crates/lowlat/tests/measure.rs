@@ -1,0 +1,219 @@
+//! CLI tests of `lowlat measure timer|noise|ticks` and `lowlat import cyclictest|oslat`.
+//! Short real runs (1 s) on this host: they pass with or without real-time privileges (the
+//! result then says `"realtime": false`), and check the JSON contract names, exit codes,
+//! Ctrl-C handling and the cyclictest-compatible text.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
+
+use std::path::PathBuf;
+use std::process::Command as StdCommand;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn lowlat() -> Command {
+    Command::cargo_bin("lowlat").unwrap()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../results/tests/fixtures").join(name)
+}
+
+fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A CPU to measure: the last online one (CPU 1 on the 2-vCPU dev VM).
+fn cpu() -> String {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (n - 1).to_string()
+}
+
+#[test]
+fn import_cyclictest_json_to_result_file() {
+    let out = lowlat()
+        .args(["import", "cyclictest"])
+        .arg(fixture("cyclictest-2.4-h100.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "timer");
+    assert_eq!(v["threads"][0]["cpu"], 1);
+    assert!(v["threads"][0]["histogram"]["overflow"].as_u64().is_some());
+    assert_eq!(v["params"]["cmdline"].as_str().map(|s| s.starts_with("cyclictest")), Some(true));
+}
+
+#[test]
+fn import_oslat_text_as_table() {
+    lowlat()
+        .args(["import", "oslat", "--table"])
+        .arg(fixture("oslat-2.4.txt"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("4036"));
+}
+
+#[test]
+fn import_errors_are_usage_errors() {
+    lowlat()
+        .args(["import", "cyclictest", "/nonexistent/ct.txt"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/ct.txt"));
+    lowlat()
+        .args(["import", "oslat"])
+        .arg(fixture("cyclictest-2.4-q.txt"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("oslat"));
+}
+
+#[test]
+fn timer_json_has_the_contract_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    lowlat()
+        .args(["measure", "timer", "-D", "1", "-q", "--cpus", &cpu(), "--json"])
+        .arg(&f)
+        .assert()
+        .success();
+    let v = json(&f);
+    assert_eq!(v["kind"], "timer");
+    assert_eq!(v["partial"], false);
+    assert!(v["realtime"].is_boolean());
+    let t = &v["threads"][0];
+    for k in [
+        "cpu",
+        "count",
+        "overruns",
+        "min_ns",
+        "avg_ns",
+        "max_ns",
+        "stddev_ns",
+        "p50_ns",
+        "p90_ns",
+        "p99_ns",
+        "p999_ns",
+        "p9999_ns",
+    ] {
+        assert!(t[k].is_u64(), "{k} in {t}");
+    }
+    assert!(t["histogram"]["buckets"].is_array() && t["histogram"]["overflow"].is_u64());
+    let b = &t["histogram"]["buckets"][0];
+    assert!(b["lo_ns"].is_u64() && b["hi_ns"].is_u64() && b["count"].is_u64());
+    let count = t["count"].as_u64().unwrap() + t["overruns"].as_u64().unwrap();
+    assert!((900..=1001).contains(&count), "1 s at 1 ms: {count} wake-ups + overruns");
+    assert!(!t["per_second_max_ns"].as_array().unwrap().is_empty());
+    assert!(v["host"]["kernel"].is_string());
+}
+
+#[test]
+fn threshold_fails_and_records_breaches() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    lowlat()
+        .args(["measure", "timer", "-D", "1", "--threshold", "1ns", "--cpus", &cpu(), "--json"])
+        .arg(&f)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("threshold reached"));
+    assert!(!json(&f)["breaches"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn stop_on_threshold_stops_early_and_marks_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    lowlat()
+        .args(["measure", "timer", "-D", "10", "--threshold", "1ns", "--stop-on-threshold", "-q"])
+        .args(["--cpus", &cpu(), "--json"])
+        .arg(&f)
+        .timeout(Duration::from_secs(5))
+        .assert()
+        .code(1);
+    let v = json(&f);
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["threads"][0]["count"], 1);
+    assert_eq!(v["breaches"][0]["cpu"].as_u64().map(|c| c.to_string()), Some(cpu()));
+}
+
+#[test]
+fn cyclictest_text_mode_keeps_scripts_working() {
+    let t_line = r"(?m)^T: 0 \(\s*\d+\) P:(95| 0) I:1000 C:\s+\d+ Min:\s+\d+ Act:\s+\d+ Avg:\s+\d+ Max:\s+\d+$";
+    lowlat()
+        .args(["measure", "timer", "-D", "1", "--cyclictest", "--cpus", &cpu()])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(t_line).unwrap())
+        .stdout(predicate::str::is_match(r"(?m)^# Max Latencies: \d{5}$").unwrap());
+}
+
+#[test]
+fn bad_cpus_and_main_cpu_are_usage_errors() {
+    lowlat()
+        .args(["measure", "timer", "--cpus", "4095"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not online"));
+    lowlat().args(["measure", "timer", "--cpus", "x-y"]).assert().code(2);
+    lowlat()
+        .args(["measure", "timer", "--cpus", "0", "--main-cpu", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--main-cpu"));
+    lowlat().args(["measure", "timer", "--duration", "0s"]).assert().code(2);
+}
+
+#[test]
+fn noise_and_ticks_write_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = dir.path().join("n.json");
+    lowlat()
+        .args(["measure", "noise", "-D", "1", "-q", "--cpus", &cpu(), "--json"])
+        .arg(&n)
+        .assert()
+        .success();
+    let v = json(&n);
+    assert_eq!(v["kind"], "noise");
+    assert!(v["threads"][0]["count"].as_u64().unwrap() > 100_000, "a busy loop samples a lot");
+    assert!(v["threads"][0]["per_second_noise_ns"].is_array());
+    let notes = v["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("osnoise")), "{notes:?}");
+    let t = dir.path().join("t.json");
+    lowlat()
+        .args(["measure", "ticks", "-D", "1", "--cpus", &cpu(), "--json"])
+        .arg(&t)
+        .assert()
+        .success();
+    let v = json(&t);
+    assert_eq!(v["kind"], "ticks");
+    assert!(v["cpus"][0]["loc_per_s"].is_number());
+    lowlat()
+        .args(["measure", "ticks", "-D", "1", "--cpus", &cpu()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("LOC/s"));
+}
+
+#[test]
+fn ctrl_c_writes_a_partial_result_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    let bin = assert_cmd::cargo::cargo_bin("lowlat");
+    let child = StdCommand::new(bin)
+        .args(["measure", "timer", "-D", "30", "-q", "--cpus", &cpu(), "--load", "cpu", "--json"])
+        .arg(&f)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    assert!(StdCommand::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let v = json(&f);
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["load"]["kind"], "cpu");
+    assert!(v["threads"][0]["count"].as_u64().unwrap() > 500);
+}

@@ -1,0 +1,213 @@
+//! CLI tests of `lowlat render`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn shared_dir() -> PathBuf {
+    let mut d = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        if d.join("shared/fixtures").is_dir() {
+            return d.join("shared");
+        }
+        assert!(d.pop(), "no shared/ directory above {}", env!("CARGO_MANIFEST_DIR"));
+    }
+}
+
+fn lowlat() -> Command {
+    let mut c = Command::cargo_bin("lowlat").unwrap();
+    c.env("NO_COLOR", "1").env_remove("LATENCY_TEST_RUNTIME").env_remove("MAXIMUM_LATENCY");
+    c
+}
+
+fn make_plan(dir: &Path) -> PathBuf {
+    let mg = shared_dir().join("fixtures/must-gather/must-gather.bare-metal");
+    let out = dir.join("plan.yaml");
+    lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(mg)
+        .args([
+            "--node",
+            "worker1",
+            "--reserved",
+            "4",
+            "--power",
+            "low-latency",
+            "--rt-kernel",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn cmdline_and_explain() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    lowlat().args(["render", "--plan"]).arg(&plan).arg("cmdline").assert().success().stdout(
+        predicate::str::starts_with("skew_tick=1 ")
+            .and(predicate::str::contains("isolcpus=managed_irq,2-39,42-79")),
+    );
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["cmdline", "--explain"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("nohz_full=2-39,42-79")
+                .and(predicate::str::contains("stop the scheduler tick")),
+        );
+}
+
+#[test]
+fn bls_entry_patched_in_place_with_backup() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    let entry = dir.path().join("boot.conf");
+    let original = "title boot\nlinux /vmlinuz\ninitrd /initrd\noptions LABEL=boot isolcpus=2 irqaffinity=0 rcu_nocbs=2 nohz=off nohz_full=2 noht console=ttyS0,115200\n";
+    std::fs::write(&entry, original).unwrap();
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["bls", "--input"])
+        .arg(&entry)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("patched"));
+    let patched = std::fs::read_to_string(&entry).unwrap();
+    assert!(patched.contains("options LABEL=boot isolcpus=managed_irq,2-39,42-79 irqaffinity=0-1,40-41 rcu_nocbs=2-39,42-79 nohz=on nohz_full=2-39,42-79 noht console=ttyS0,115200 skew_tick=1"), "{patched}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("boot.conf.lowlat-bak")).unwrap(), original);
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .arg("bls")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--input"));
+}
+
+#[test]
+fn output_directory_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    for target in ["openshift", "tuned", "k8s-latency-test", "rpm-ostree"] {
+        let a = dir.path().join(format!("a-{target}"));
+        let b = dir.path().join(format!("b-{target}"));
+        for d in [&a, &b] {
+            lowlat()
+                .args(["render", "--plan"])
+                .arg(&plan)
+                .arg(target)
+                .arg("-o")
+                .arg(d)
+                .assert()
+                .success();
+        }
+        let list = |d: &Path| -> Vec<(String, Vec<u8>)> {
+            let mut v = vec![];
+            for e in walk(d) {
+                v.push((
+                    e.strip_prefix(d).unwrap().display().to_string(),
+                    std::fs::read(&e).unwrap(),
+                ));
+            }
+            v.sort();
+            v
+        };
+        assert_eq!(list(&a), list(&b), "{target}");
+        assert!(!list(&a).is_empty());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir.path().join("a-openshift/apply.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+    }
+}
+
+fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn latency_test_duration_and_threshold_from_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .arg("k8s-latency-test")
+        .env("LATENCY_TEST_RUNTIME", "12h")
+        .env("MAXIMUM_LATENCY", "15")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("value: 12h")
+                .and(predicate::str::contains("value: '15'"))
+                .and(predicate::str::contains("irq-load-balancing.crio.io: disable")),
+        );
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["k8s-latency-test", "--duration", "soon"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--duration soon"));
+}
+
+#[test]
+fn bad_plans_and_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    lowlat().args(["render", "--plan"]).arg(&plan).arg("lilo").assert().code(2).stderr(
+        predicate::str::contains("unknown render target `lilo`")
+            .and(predicate::str::contains("performance-profile")),
+    );
+    let newer = dir.path().join("newer.yaml");
+    let text = std::fs::read_to_string(&plan).unwrap().replacen(
+        "schema_version: 1",
+        "schema_version: 7",
+        1,
+    );
+    std::fs::write(&newer, text).unwrap();
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&newer)
+        .arg("cmdline")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("schema_version 7 is newer"));
+    let junk = dir.path().join("junk.yaml");
+    std::fs::write(&junk, "hello: [").unwrap();
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&junk)
+        .arg("cmdline")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("junk.yaml"));
+    lowlat()
+        .args(["render", "--plan", "/nonexistent/plan.yaml", "cmdline"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("lowlat plan -o plan.yaml"));
+    lowlat().args(["render", "--plan"]).arg(&plan).args(["tuned", "--explain"]).assert().code(2);
+}

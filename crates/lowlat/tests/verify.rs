@@ -1,0 +1,110 @@
+//! `lowlat verify` as a user runs it: on the 80-thread must-gather worker with the plan its
+//! own command line implies (the SMT-sibling finding), JSON / JUnit shapes and exit codes, a
+//! plan file, and the live host read-only.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// `shared/` beside an ancestor of this crate (`/work/shared` from a worktree, `<repo>/../shared` in CI).
+fn shared_dir() -> PathBuf {
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        let candidate = dir.join("shared");
+        if candidate.join("fixtures").is_dir() {
+            return candidate;
+        }
+        if !dir.pop() {
+            panic!("no shared/fixtures beside any ancestor of {}", env!("CARGO_MANIFEST_DIR"));
+        }
+    }
+}
+
+fn must_gather() -> PathBuf {
+    let base = shared_dir().join("fixtures/must-gather/must-gather.bare-metal");
+    std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("nodes/worker1").is_dir())
+        .unwrap_or_else(|| panic!("no must-gather with nodes/worker1 under {}", base.display()))
+}
+
+fn lowlat() -> Command {
+    Command::cargo_bin("lowlat").unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let o = cmd.output().unwrap_or_else(|e| panic!("{e}"));
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+fn check<'a>(v: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
+    v["checks"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["id"] == id))
+        .unwrap_or_else(|| panic!("no check {id} in {v}"))
+}
+
+#[test]
+fn fixture_worker_smt_siblings_of_isolated_cpus_are_housekeeping() {
+    let junit = tempfile::NamedTempFile::new().unwrap_or_else(|e| panic!("{e}"));
+    let (code, out, err) = run(lowlat()
+        .arg("verify")
+        .arg("--must-gather")
+        .arg(must_gather())
+        .args(["--node", "worker1", "--json", "--junit"])
+        .arg(junit.path()));
+    assert_eq!(code, 1, "a failing check exits 1: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let smt = check(&v, "smt-siblings");
+    assert_eq!(smt["status"], "fail");
+    let ev = smt["evidence"].to_string();
+    assert!(ev.contains("SMT siblings 45-50 of isolated CPUs 5-10 are housekeeping"), "{ev}");
+    assert!(smt["fix"].as_str().is_some_and(|f| f.contains("lowlat plan")));
+    // The implied plan's own arguments are all there, compared as sets.
+    assert_eq!(check(&v, "cmdline-args")["status"], "pass");
+    // Live-only checks say so.
+    assert_eq!(check(&v, "irq-activity")["status"], "n.a.");
+    assert!(v["summary"]["fail"].as_u64().is_some_and(|f| f >= 1));
+    let xml = std::fs::read_to_string(junit.path()).unwrap_or_default();
+    assert!(xml.contains("<testcase classname=\"boot\" name=\"smt-siblings\"><failure"), "{xml}");
+}
+
+#[test]
+fn fixture_table_is_grouped_with_fix_hints() {
+    let (code, out, _) = run(lowlat()
+        .arg("verify")
+        .arg("--must-gather")
+        .arg(must_gather())
+        .args(["--node", "worker1"]));
+    assert_eq!(code, 1);
+    assert!(out.contains("live-only checks are n.a."), "{out}");
+    for group in ["\nboot\n", "\nirq\n", "\ntasks\n"] {
+        assert!(out.contains(group), "missing group {group:?}: {out}");
+    }
+    assert!(out.contains("→ `lowlat plan` keeps siblings together"), "{out}");
+}
+
+#[test]
+fn live_verify_is_read_only_and_answers() {
+    // Runs as any user; the implied plan of an unisolated host has nothing to fail on
+    // except what the host really gets wrong, so only the shape is asserted.
+    let (code, out, err) = run(lowlat().args(["verify", "--json", "--window", "200ms"]));
+    assert!(code == 0 || code == 1, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    assert!(v["checks"].as_array().is_some_and(|a| !a.is_empty()));
+}
+
+#[test]
+fn bad_window_is_a_usage_error() {
+    let (code, _, err) = run(lowlat().args(["verify", "--window", "soon"]));
+    assert_eq!(code, 2, "{err}");
+}

@@ -1,0 +1,84 @@
+//! Every OpenShift manifest lowlat renders validates against the real CRDs'
+//! `openAPIV3Schema` (`shared/schemas/`), and a broken manifest does not.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use render::{render, RenderOptions, Target};
+use serde_json::Value as Json;
+
+fn crd_schema(file: &str, version: &str) -> Json {
+    let path = common::shared_dir().join("schemas").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let crd: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let crd: Json = serde_json::to_value(crd).unwrap();
+    let versions = crd["spec"]["versions"].as_array().unwrap();
+    let v = versions
+        .iter()
+        .find(|v| v["name"] == version)
+        .unwrap_or_else(|| panic!("{file}: no version {version}"));
+    v["schema"]["openAPIV3Schema"].clone()
+}
+
+fn schema_for(kind: &str) -> Json {
+    match kind {
+        "MachineConfig" => crd_schema("0000_80_machine-config_01_machineconfigs.crd.yaml", "v1"),
+        "MachineConfigPool" => {
+            crd_schema("0000_80_machine-config_01_machineconfigpools.crd.yaml", "v1")
+        }
+        "KubeletConfig" => {
+            crd_schema("0000_80_machine-config_01_kubeletconfigs-Default.crd.yaml", "v1")
+        }
+        "Tuned" => crd_schema("20-tuned.crd.yaml", "v1"),
+        "PerformanceProfile" => crd_schema("20-performance-profile.crd.yaml", "v2"),
+        other => panic!("no CRD for kind {other}"),
+    }
+}
+
+fn errors(doc: &Json) -> Vec<String> {
+    let kind = doc["kind"].as_str().unwrap_or_default().to_string();
+    let schema = schema_for(&kind);
+    let v = jsonschema::validator_for(&schema).unwrap();
+    v.iter_errors(doc).map(|e| format!("{kind}: {e} at {}", e.instance_path())).collect()
+}
+
+#[test]
+fn openshift_manifests_validate_against_the_crds() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for (case, plan) in common::cases() {
+        for target in [Target::Openshift, Target::PerformanceProfile] {
+            for f in render(&plan, target, &RenderOptions::default()).unwrap() {
+                if !f.name.ends_with(".yaml") {
+                    continue;
+                }
+                for doc in common::yaml_docs(&f.contents) {
+                    let json: Json = serde_json::to_value(doc).unwrap();
+                    kinds.insert(json["kind"].as_str().unwrap_or_default().to_string());
+                    let errs = errors(&json);
+                    assert!(errs.is_empty(), "{case}/{}: {errs:?}", f.name);
+                }
+            }
+        }
+    }
+    let want: std::collections::BTreeSet<String> =
+        ["KubeletConfig", "MachineConfig", "MachineConfigPool", "PerformanceProfile", "Tuned"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    assert_eq!(kinds, want);
+}
+
+#[test]
+fn a_broken_manifest_is_caught() {
+    let (_, plan) = common::cases().remove(0);
+    let files = render(&plan, Target::Openshift, &RenderOptions::default()).unwrap();
+    let mcp = files.iter().find(|f| f.name == "01-machineconfigpool.yaml").unwrap();
+    let mut doc: Json = serde_json::to_value(common::yaml_docs(&mcp.contents).remove(0)).unwrap();
+    doc["spec"]["paused"] = Json::String("yes".into());
+    assert!(!errors(&doc).is_empty());
+    let pp = render(&plan, Target::PerformanceProfile, &RenderOptions::default()).unwrap();
+    let mut doc: Json = serde_json::to_value(common::yaml_docs(&pp[0].contents).remove(0)).unwrap();
+    doc["spec"]["realTimeKernel"]["enabled"] = Json::String("yes".into());
+    assert!(!errors(&doc).is_empty(), "a string where the CRD wants a boolean must fail");
+}
