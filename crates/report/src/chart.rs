@@ -110,7 +110,15 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
     }
     let (y0, y1) = match chart.y_scale {
         Scale::Log => {
-            let lo = if ymin_pos.is_finite() { (ymin_pos * 0.8).min(0.8) } else { 0.8 };
+            // Counts keep OSADL's 0.8 floor (a single sample stays visible); other values start
+            // at the power of ten below their smallest.
+            let lo = if !ymin_pos.is_finite() {
+                0.8
+            } else if chart.y_label.starts_with("samples") {
+                (ymin_pos * 0.8).min(0.8)
+            } else {
+                10f64.powf(ymin_pos.log10().floor())
+            };
             let hi = if y1.is_finite() && y1 > lo { y1 * 2.0 } else { lo * 10.0 };
             (lo, hi)
         }

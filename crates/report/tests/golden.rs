@@ -13,6 +13,7 @@ const ALL: &[&str] = &[
     "noise.json",
     "ticks.json",
     "fsync.json",
+    "watch-storage.jsonl",
     "future-kind.json",
 ];
 
@@ -39,7 +40,17 @@ fn sections_come_in_report_order_with_worst_verdict_overall() {
     let ids: Vec<&str> = r.sections.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["topology", "verify", "timer", "noise", "ticks", "fsync", "findings", "kind-hwlat"]
+        [
+            "topology",
+            "verify",
+            "timer",
+            "noise",
+            "ticks",
+            "fsync",
+            "watch",
+            "findings",
+            "kind-hwlat"
+        ]
     );
     assert_eq!(r.verdict, Verdict::Fail);
     assert_eq!(r.headlines.first().map(|h| h.verdict), Some(Verdict::Fail));

@@ -11,6 +11,7 @@ mod latency;
 mod ticks;
 mod topology;
 mod verify;
+mod watch;
 
 use crate::input::Doc;
 use crate::model::{Headline, Note, Report, Section, Verdict};
@@ -69,6 +70,7 @@ const PLUGINS: &[Plugin] = &[
     Plugin { kinds: &["timer", "noise"], build: latency::build },
     Plugin { kinds: &["ticks"], build: ticks::build },
     Plugin { kinds: &["fsync", "etcd"], build: fsync::build },
+    Plugin { kinds: &["watch"], build: watch::build },
     Plugin { kinds: &["inspect"], build: inspect::build },
 ];
 
