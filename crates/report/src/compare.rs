@@ -147,7 +147,7 @@ fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) ->
     if has_hist(&b) && has_hist(&a) {
         let x_max = wb.max(wa).max(1);
         let nbins = opts.max_points.clamp(10, 1000);
-        let per_cpu = cpus.len() <= 6;
+        let per_cpu = cpus.len() <= 2;
         let mut series = Vec::new();
         let merged = |m: &BTreeMap<usize, ThreadView>| -> Vec<BucketView> {
             m.values()

@@ -142,9 +142,9 @@ fn report_renders_in_chromium_without_errors_or_fetches() {
     let html = report::html::render(&report::build(&docs(&all), &opts()));
     check(&bin, "report", &html, 7);
     let cmp = report::compare::build(
-        &docs(&["ht-on.json", "timer.json"]),
-        &docs(&["ht-off.json"]),
+        &docs(&["timer.json", "fsync.json"]),
+        &docs(&["timer-after.json", "fsync-after.json"]),
         &opts(),
     );
-    check(&bin, "report-compare", &report::html::render(&cmp), 1);
+    check(&bin, "report-compare", &report::html::render(&cmp), 2);
 }
