@@ -8,6 +8,7 @@
 pub mod chart;
 pub mod compare;
 pub mod html;
+pub mod inspect_view;
 pub mod input;
 pub mod inspect_view;
 pub mod model;
