@@ -8,7 +8,6 @@
 pub mod chart;
 pub mod compare;
 pub mod html;
-pub mod inspect_view;
 pub mod input;
 pub mod inspect_view;
 pub mod model;
