@@ -359,9 +359,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             what: format!(
                 "timer latency under CPU load on housekeeping {}",
                 if housekeeping.is_empty() {
-                    String::new()
-                } else {
+                    "CPUs".to_string()
+                } else if housekeeping.contains([',', '-']) {
                     format!("CPUs {housekeeping}")
+                } else {
+                    format!("CPU {housekeeping}")
                 }
             ),
             args: with_cpus(vec![
@@ -436,7 +438,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&fsync_dir);
     }
 
-    let mut opts = super::report::options("lowlat check", args.threshold);
+    let host_name = docs
+        .iter()
+        .find(|d| d.kind == "inspect")
+        .and_then(|d| d.value.get("hostname").and_then(|h| h.as_str()).map(String::from));
+    let title = match host_name {
+        Some(h) => format!("lowlat check: {h}"),
+        None => "lowlat check".to_string(),
+    };
+    let mut opts = super::report::options(&title, args.threshold);
     opts.notes = notes;
     let model = report::build(&docs, &opts);
     let html = p("lowlat-report.html");
