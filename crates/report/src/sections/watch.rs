@@ -1,7 +1,6 @@
 //! Watch section (`lowlat watch` JSON lines): the watched latency over time (downsampled by
 //! maximum), its distribution, errors, and the threads seen in uninterruptible sleep.
 
-use super::latency::downsample_max;
 use super::Ctx;
 use crate::input::{Doc, WatchView};
 use crate::model::{
@@ -53,14 +52,22 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             if errors > 0 { format!(", {errors} samples failed") } else { String::new() }
         ),
     )];
-    // Per-second max, then downsampled by max.
-    let mut per_s: Vec<u64> = vec![0; span as usize + 1];
+    // Maximum per bin of whole seconds, at most `max_points` bins (memory bounded whatever the
+    // timestamps say).
+    let bins = (span as usize + 1).min(ctx.opts.max_points.max(1));
+    let per = span.saturating_add(1).div_ceil(bins as u64).max(1);
+    let mut maxima: Vec<u64> = vec![0; bins];
     for s in &v.samples {
-        if let Some(slot) = per_s.get_mut((s.t_ns / 1_000_000_000) as usize) {
+        let i = ((s.t_ns / 1_000_000_000) / per).min(bins as u64 - 1) as usize;
+        if let Some(slot) = maxima.get_mut(i) {
             *slot = (*slot).max(s.value_ns);
         }
     }
-    let (points, per) = downsample_max(&per_s, ctx.opts.max_points);
+    let points: Vec<(f64, f64)> = maxima
+        .iter()
+        .enumerate()
+        .map(|(i, m)| ((i as u64 * per) as f64, *m as f64 / 1e3))
+        .collect();
     let mut blocks = vec![Block::Chart(Chart {
         id: "series".into(),
         title: format!("{title}: latency over time"),
