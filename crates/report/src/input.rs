@@ -415,9 +415,12 @@ pub fn value_text(v: &Value) -> String {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
         Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join("; "),
-        Value::Object(o) => {
-            o.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(", ")
-        }
+        Value::Object(o) => o
+            .iter()
+            .filter(|(_, v)| !v.is_null() && v.as_str() != Some(""))
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
         other => other.to_string(),
     }
 }

@@ -178,6 +178,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             }));
         }
     }
+    blocks.push(super::run_conditions(doc));
     if let Some(env) = &v.environment {
         if let Some(o) = env.as_object() {
             blocks.push(Block::Facts {

@@ -310,6 +310,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             blocks.push(Block::Table(t));
         }
     }
+    blocks.push(super::run_conditions(doc));
     vec![Section::new(id, title, headlines, blocks)]
 }
 

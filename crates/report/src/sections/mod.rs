@@ -134,6 +134,43 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     }
 }
 
+/// The run conditions of a result (tool, start, duration, partial flag, every parameter), as
+/// rteval prints them: a number is never shown without how it was measured.
+pub(crate) fn run_conditions(doc: &Doc) -> crate::model::Block {
+    let rows = run_rows(doc);
+    let text = rows.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(" · ");
+    crate::model::Block::Note(Note {
+        verdict: Verdict::Info,
+        text: format!("Run conditions — {text}"),
+    })
+}
+
+fn run_rows(doc: &Doc) -> Vec<(String, String)> {
+    let env = doc.envelope();
+    let mut rows = vec![("source".to_string(), doc.source.clone())];
+    if let Some(t) = env.tool {
+        rows.push(("tool".into(), t));
+    }
+    if let Some(s) = env.started_at {
+        rows.push(("started".into(), s));
+    }
+    if let Some(d) = env.duration_ns {
+        rows.push(("duration".into(), crate::model::fmt_duration_s(d / 1_000_000_000)));
+    }
+    if env.partial {
+        rows.push(("partial".into(), "yes: the run was cut short".into()));
+    }
+    if let Some(o) = env.params.as_object() {
+        for (k, v) in o.iter().filter(|(_, v)| !v.is_null()) {
+            rows.push((k.clone(), crate::input::value_text(v)));
+        }
+    }
+    if let Some(l) = doc.value.get("load").filter(|l| !l.is_null()) {
+        rows.push(("load".into(), crate::input::value_text(l)));
+    }
+    rows
+}
+
 /// The overall verdict: the worst judged section; Info when nothing was judged.
 pub fn overall(sections: &[Section]) -> Verdict {
     sections.iter().map(|s| s.verdict).max().unwrap_or(Verdict::Info)
