@@ -103,3 +103,27 @@ fn without_root_it_degrades_with_a_note() {
     assert!(stdout.contains("Not root"), "{stdout}");
     assert!(out.join("lowlat-report.html").is_file(), "{stdout}");
 }
+
+#[test]
+fn an_interrupt_still_writes_the_report_with_the_partial_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("int");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lowlat"))
+        .args(["check", "--duration", "30s", "--skip", "verify,noise,ticks,fsync", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Let the timer step start and checkpoint, then interrupt lowlat check alone (our child).
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let output = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(130), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    let html = std::fs::read_to_string(out.join("lowlat-report.html")).expect("report written");
+    assert!(
+        html.contains("is partial: the run was cut short"),
+        "the partial timer result is in the report"
+    );
+}

@@ -134,9 +134,34 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
     });
     let limit = step.expect + Duration::from_secs(30) + step.expect / 2;
     let started = Instant::now();
+    let mut signalled_at: Option<Instant> = None;
+    let mut forwarded = false;
     let status = loop {
+        if signalled_at.is_none() && measure::sys::interrupted() {
+            signalled_at = Some(Instant::now());
+        }
         match child.try_wait() {
+            Ok(Some(_)) if signalled_at.is_some() => break None,
             Ok(Some(st)) => break Some(st),
+            // Ctrl-C reaches the child too (same process group). If only we were signalled
+            // (SIGTERM to our pid), pass an interrupt on to our child so it writes its partial
+            // result, and stop it outright if it has not finished 5 s later.
+            Ok(None)
+                if !forwarded
+                    && signalled_at.is_some_and(|t| t.elapsed() > Duration::from_millis(500)) =>
+            {
+                forwarded = true;
+                let _ = Command::new("kill")
+                    .args(["-INT", &child.id().to_string()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+            Ok(None) if signalled_at.is_some_and(|t| t.elapsed() > Duration::from_secs(5)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
             Ok(None) if started.elapsed() > limit => {
                 // Our own child, by its handle.
                 let _ = child.kill();
@@ -153,6 +178,7 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
             || step.file.extension().is_some_and(|e| e == "yaml") && !t.is_empty()
     });
     let outcome = match status {
+        None if signalled_at.is_some() => Outcome::Interrupted,
         None => Outcome::Failed(format!("stopped after {} (time limit)", secs(limit))),
         Some(st) if st.code() == Some(130) => Outcome::Interrupted,
         Some(_) if produced => Outcome::Done,
@@ -184,6 +210,9 @@ fn plan_doc(yaml: &str) -> serde_json::Value {
 /// Run `lowlat check`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the lowlat binary to run the steps")?;
+    // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
+    // report is still written (exit 130); a second Ctrl-C exits at once.
+    measure::sys::install_signal_handlers();
     let out = args.out.clone();
     std::fs::create_dir_all(&out).with_context(|| format!("creating --out {}", out.display()))?;
     let timer_d = args.duration.unwrap_or(if args.quick {
@@ -264,7 +293,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         interrupted: &mut bool| {
         for step in steps.drain(..) {
             idx += 1;
-            if *interrupted {
+            if *interrupted || measure::sys::interrupted() {
+                *interrupted = true;
                 break;
             }
             if args.skip.iter().any(|k| k == step.name) {
@@ -319,6 +349,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Outcome::Interrupted => {
                     println!("          interrupted");
+                    // A measurement writes its partial result on Ctrl-C: keep it.
+                    if let Ok(d) = report::Doc::load(&step.file) {
+                        docs.push(d);
+                    }
                     notes.push(note(
                         report::Verdict::Warn,
                         format!("{} interrupted (Ctrl-C): results are partial.", step.what),
