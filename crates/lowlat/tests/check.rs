@@ -108,7 +108,7 @@ fn without_root_it_degrades_with_a_note() {
 fn an_interrupt_still_writes_the_report_with_the_partial_result() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("int");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lowlat"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lowlat"))
         .args(["check", "--duration", "30s", "--skip", "verify,noise,ticks,fsync", "--out"])
         .arg(&out)
         .stdout(std::process::Stdio::piped())
