@@ -59,6 +59,16 @@ impl Doc {
 
     /// Parse a lowlat document or import another tool's output (see [`Doc::load`]).
     pub fn parse_any(source: &str, text: &str) -> Result<Self, Error> {
+        if let Some(plan) = plan_from_yaml(text) {
+            return Ok(Self::from_value(source, plan));
+        }
+        let head = text.trim_start().get(..15).unwrap_or("").to_ascii_lowercase();
+        if head.starts_with("<!doctype html") || head.starts_with("<html") {
+            return Err(Error::Parse {
+                path: source.to_string(),
+                message: "is an HTML report, not a result file (pass the .json files)".into(),
+            });
+        }
         let native = Self::parse(source, text);
         if native.as_ref().is_ok_and(|d| d.kind != "unknown") {
             return native;
@@ -85,6 +95,27 @@ impl Doc {
     pub fn view<T: for<'de> Deserialize<'de>>(&self) -> Result<T, Error> {
         view(&self.value).map_err(|message| Error::Parse { path: self.source.clone(), message })
     }
+}
+
+/// A lowlat plan file (YAML): its top-level `name`, `reserved`, `isolated`, `offlined` as a
+/// `plan` document (all the report needs: roles in the topology grid, the plan in the header).
+/// `None` unless the text starts like a plan file.
+pub fn plan_from_yaml(text: &str) -> Option<Value> {
+    let first = text.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
+    if !first.starts_with("schema_version:") || !text.lines().any(|l| l.starts_with("reserved:")) {
+        return None;
+    }
+    let mut o = serde_json::Map::new();
+    o.insert("kind".into(), "plan".into());
+    for line in text.lines() {
+        for key in ["name", "reserved", "isolated", "offlined"] {
+            if let Some(v) = line.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+                let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
+                o.insert(key.to_string(), Value::String(v.to_string()));
+            }
+        }
+    }
+    Some(Value::Object(o))
 }
 
 /// `lowlat watch` output: two or more lines, each a JSON object with `t_ns` and `value_ns`.
@@ -435,6 +466,20 @@ mod tests {
         assert_eq!(detect_kind(&serde_json::json!({"checks": []})), "verify");
         assert_eq!(detect_kind(&serde_json::json!({"topology": {}, "cpus": {}})), "inspect");
         assert_eq!(detect_kind(&serde_json::json!({"x": 1})), "unknown");
+    }
+
+    #[test]
+    fn plan_yaml_becomes_a_plan_document() {
+        let d = Doc::parse_any(
+            "plan.yaml",
+            "schema_version: 1\nname: lowlat\nreserved: '0'\nisolated: 1-3\noptions:\n  name: x\n",
+        )
+        .unwrap();
+        assert_eq!(d.kind, "plan");
+        assert_eq!(d.value["reserved"], "0");
+        assert_eq!(d.value["isolated"], "1-3");
+        assert_eq!(d.value["name"], "lowlat");
+        assert!(plan_from_yaml("name: x\nreserved: 1\n").is_none());
     }
 
     #[test]

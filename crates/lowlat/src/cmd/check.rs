@@ -192,21 +192,6 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
     (outcome, err)
 }
 
-/// `reserved`, `isolated`, `offlined`, `name` from a plan file's top-level YAML keys.
-fn plan_doc(yaml: &str) -> serde_json::Value {
-    let mut o = serde_json::Map::new();
-    for line in yaml.lines() {
-        for key in ["name", "reserved", "isolated", "offlined"] {
-            if let Some(v) = line.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
-                let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
-                o.insert(key.to_string(), serde_json::Value::String(v.to_string()));
-            }
-        }
-    }
-    o.insert("kind".into(), "plan".into());
-    serde_json::Value::Object(o)
-}
-
 /// Run `lowlat check`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the lowlat binary to run the steps")?;
@@ -324,7 +309,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     );
                     if step.name == "plan" {
                         let yaml = std::fs::read_to_string(&step.file).unwrap_or_default();
-                        docs.push(report::Doc::from_value(s(&step.file), plan_doc(&yaml)));
+                        match report::input::plan_from_yaml(&yaml) {
+                            Some(plan) => docs.push(report::Doc::from_value(s(&step.file), plan)),
+                            None => notes.push(note(
+                                report::Verdict::Warn,
+                                format!("{} is not a plan file", step.file.display()),
+                            )),
+                        }
                     } else {
                         match report::Doc::load(&step.file) {
                             Ok(d) => docs.push(d),
@@ -571,17 +562,6 @@ fn next_commands(out: &Path, have_plan: bool) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plan_keys_come_from_the_yaml() {
-        let v = plan_doc(
-            "schema_version: 1\nname: lowlat\nreserved: '0'\nisolated: 1-3\noptions:\n  name: x\n",
-        );
-        assert_eq!(v["reserved"], "0");
-        assert_eq!(v["isolated"], "1-3");
-        assert_eq!(v["name"], "lowlat");
-        assert_eq!(v["kind"], "plan");
-    }
 
     #[test]
     fn durations_print_as_the_cli_reads_them() {
