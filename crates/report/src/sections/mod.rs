@@ -87,8 +87,10 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
         sections.push(s);
     }
     for plugin in PLUGINS {
-        for doc in docs.iter().filter(|d| plugin.kinds.contains(&d.kind.as_str())) {
-            sections.extend((plugin.build)(doc, &ctx));
+        for kind in plugin.kinds {
+            for doc in docs.iter().filter(|d| d.kind == *kind) {
+                sections.extend((plugin.build)(doc, &ctx));
+            }
         }
     }
     let known =
@@ -117,9 +119,7 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     }
     banners.extend(opts.notes.iter().cloned());
 
-    let mut headlines: Vec<Headline> =
-        sections.iter().flat_map(|s| s.headlines.iter().cloned()).collect();
-    headlines.sort_by_key(|h| std::cmp::Reverse(h.verdict));
+    let headlines = header_lines(&sections);
     let verdict = overall(&sections);
 
     Report {
@@ -169,6 +169,20 @@ fn run_rows(doc: &Doc) -> Vec<(String, String)> {
         rows.push(("load".into(), crate::input::value_text(l)));
     }
     rows
+}
+
+/// The header's verdict lines: each section's first line, then further failures, at most 8,
+/// worst first (the sections hold the rest).
+pub fn header_lines(sections: &[Section]) -> Vec<Headline> {
+    let mut out: Vec<Headline> =
+        sections.iter().filter_map(|s| s.headlines.first().cloned()).collect();
+    for h in sections.iter().flat_map(|s| s.headlines.iter().skip(1)) {
+        if h.verdict == Verdict::Fail && out.len() < 8 {
+            out.push(h.clone());
+        }
+    }
+    out.sort_by_key(|h| std::cmp::Reverse(h.verdict));
+    out
 }
 
 /// The overall verdict: the worst judged section; Info when nothing was judged.
