@@ -105,6 +105,22 @@ fn check(bin: &Path, name: &str, html: &str, min_charts: usize) {
         String::from_utf8_lossy(&out.stderr)
     );
     eprintln!("screenshot: {}", shot.display());
+    // Printable: chromium prints it to PDF.
+    let pdf = dir.join(format!("{name}.pdf"));
+    let _ = std::fs::remove_file(&pdf);
+    let out = chromium(
+        bin,
+        &dir.join(format!("{name}-profile-pdf")),
+        &[&format!("--print-to-pdf={}", pdf.display()), "--no-pdf-header-footer"],
+        &format!("file://{}", file.display()),
+    );
+    let pdf_bytes = std::fs::read(&pdf).unwrap_or_default();
+    assert!(
+        pdf_bytes.starts_with(b"%PDF") && pdf_bytes.len() > 20_000,
+        "printed to PDF ({} bytes): {}",
+        pdf_bytes.len(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
