@@ -194,7 +194,7 @@ fn bad_input_names_the_problem_and_a_fix() {
             "Valid values come from the set [default low-latency ultra-low-latency]",
         ),
         (vec!["--hugepages", "1G"], "write SIZE:COUNT[:NODE]"),
-        (vec!["--near-device", "eth9"], "no such network interface"),
+        (vec!["--near-device", "eth9"], "--near-device eth9"),
         (vec!["--offline", "0-1"], "boot CPU 0, which cannot be taken offline"),
     ];
     for (extra, msg) in cases {

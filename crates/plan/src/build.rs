@@ -75,6 +75,10 @@ pub fn device_node(host: &Host, device: &str) -> Result<usize, PlanError> {
             format!("--near-device {device}: the device reports no NUMA node (numa_node = -1, a single-node machine or firmware without SRAT)"),
             "drop --near-device",
         )),
+        None if host.net_interfaces.is_empty() && host.pci_devices.is_empty() => Err(PlanError::invalid(
+            format!("--near-device {device}: this host model has no network or PCI device data to find it in"),
+            "drop --near-device, or plan on the live host / a snapshot holding sys/bus/pci and sys/class/net",
+        )),
         None => {
             let names: Vec<&str> = host.net_interfaces.iter().map(|i| i.name.as_str()).collect();
             Err(PlanError::invalid(

@@ -153,6 +153,23 @@ pub fn hugepage_args(pages: &[HugepageRequest]) -> Vec<KernelArg> {
             "page count for the size above (the kernel splits it evenly over NUMA nodes)",
         ));
     }
+    // With a non-2M default, the kernel only creates the 2M sysfs directories when 2M is
+    // named on the command line; per-node 2M pages need them (NTO, PAO PR #326).
+    let default_is_2m = pages.first().is_some_and(|p| size_kb(&p.size) == Some(2048));
+    let node_2m = pages.iter().any(|p| p.node.is_some() && size_kb(&p.size) == Some(2048));
+    let global_2m = pages.iter().any(|p| p.node.is_none() && size_kb(&p.size) == Some(2048));
+    if !default_is_2m && node_2m && !global_2m {
+        v.push(arg(
+            "hugepagesz",
+            Some("2M".into()),
+            "name 2M pages so the kernel creates their per-node sysfs files (set at runtime)",
+        ));
+        v.push(arg(
+            "hugepages",
+            Some("0".into()),
+            "no 2M pages at boot: the per-node counts are set at runtime",
+        ));
+    }
     v
 }
 
@@ -300,7 +317,7 @@ mod tests {
         ];
         let t = tokens(&kernel_args(&r, &i, &o));
         assert!(t.contains("isolcpus=domain,managed_irq,1-3"), "{t}");
-        assert!(t.contains("nmi_watchdog=0 rcutree.kthread_prio=11 intel_pstate=active processor.max_cstate=1 intel_idle.max_cstate=0 idle=poll default_hugepagesz=1G hugepagesz=1G hugepages=4 nosmt"), "{t}");
+        assert!(t.contains("nmi_watchdog=0 rcutree.kthread_prio=11 intel_pstate=active processor.max_cstate=1 intel_idle.max_cstate=0 idle=poll default_hugepagesz=1G hugepagesz=1G hugepages=4 hugepagesz=2M hugepages=0 nosmt"), "{t}");
         assert!(!kernel_args(&r, &i, &opts("low-latency")).iter().any(|a| a.key == "idle"));
         let rt = runtime_items(&r, &i, &o, &Facts::default());
         assert!(rt.contains(&RuntimeItem::File { path: "sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages".into(), value: "128".into(), reason: "128 2M huge pages on NUMA node 0 (per-node pages cannot be set on the command line)".into() }));

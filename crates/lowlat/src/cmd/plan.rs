@@ -214,7 +214,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let power_given = args.power.is_some();
     let power = args.power.clone().unwrap_or_else(|| "default".into());
     check_choice(
-        "--power-consumption-mode",
+        if ppc { "--power-consumption-mode" } else { "--power" },
         &power,
         &["default", "low-latency", "ultra-low-latency"],
     )?;
@@ -224,7 +224,11 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         } else {
             &["none", "single-numa-node", "best-effort", "restricted"]
         };
-        check_choice("--topology-manager-policy", t, valid)?;
+        check_choice(
+            if ppc { "--topology-manager-policy" } else { "--topology-policy" },
+            t,
+            valid,
+        )?;
     }
     let split = args.split_reserved_across_numa.unwrap_or(false);
     let rt = args.rt_kernel.unwrap_or(false);
