@@ -25,8 +25,14 @@ fn browser() -> Option<PathBuf> {
     })
 }
 
+/// Run chromium headless with a fresh profile directory (named after `profile`, made unique
+/// per run, removed afterwards) so no stale lock from an earlier run can get in the way.
 fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
-    Command::new(bin)
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let profile = profile.with_extension(format!("{}-{nanos}", std::process::id()));
+    let out = Command::new(bin)
         .args([
             "--headless",
             "--no-sandbox",
@@ -41,7 +47,9 @@ fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::proce
         .args(extra)
         .arg(url)
         .output()
-        .expect("chromium runs")
+        .expect("chromium runs");
+    let _ = std::fs::remove_dir_all(&profile);
+    out
 }
 
 /// Load `html` with the probe injected; returns the probe's JSON.
