@@ -90,8 +90,11 @@ fn without_root_it_degrades_with_a_note() {
     let out = dir.path().join("nr");
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
         .expect("chmod");
-    let bin = assert_cmd::cargo::cargo_bin("lowlat");
+    // A copy of the binary where nobody can reach it (the build tree may sit under /root).
+    let bin = dir.path().join("lowlat");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("lowlat"), &bin).expect("copy binary");
     let a = Command::new("setpriv")
+        .current_dir(dir.path())
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(bin)
         .args(["check", "--duration", "2s", "--skip", "fsync", "--out"])
