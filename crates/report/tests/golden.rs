@@ -36,12 +36,14 @@ fn compare_model_makes_the_seed_smt_improvement_visible() {
 
 #[test]
 fn compare_model_overlays_histograms_and_diffs_fsync_and_verify() {
-    let before = docs(&["timer.json", "fsync.json", "verify.json"]);
-    let after = docs(&["timer-after.json", "fsync-after.json", "verify-after.json"]);
+    let before = docs(&["timer.json", "fsync.json", "verify.json", "ticks.json"]);
+    let after =
+        docs(&["timer-after.json", "fsync-after.json", "verify-after.json", "ticks-after.json"]);
     let r = report::compare::build(&before, &after, &opts());
     insta::assert_json_snapshot!("compare_tuned", digest(&r));
     let ids: Vec<&str> = r.sections.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["timer", "fsync", "verify"]);
+    assert_eq!(ids, ["timer", "ticks", "fsync", "verify"]);
+    assert!(r.headlines.iter().any(|h| h.text == "Timer ticks: the tick stopped on 1 of 8 CPUs"));
     let timer = &r.sections[0];
     let overlay = timer.blocks.iter().find_map(|b| match b {
         Block::Chart(c) if c.id.ends_with("hist") => Some(c),
