@@ -80,6 +80,11 @@ fn skipped_steps_are_noted_not_failed() {
         .stdout(predicate::str::contains("timer latency under CPU load"));
     let html = std::fs::read_to_string(out.join("lowlat-report.html")).expect("html");
     assert!(html.contains("skipped (--skip timer)"), "the report says what was skipped");
+    lowlat()
+        .args(["check", "--skip", "timr"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--skip timr: no such step"));
 }
 
 #[test]

@@ -194,6 +194,13 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
 
 /// Run `lowlat check`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    const STEPS: [&str; 7] = ["inspect", "plan", "verify", "timer", "noise", "ticks", "fsync"];
+    if let Some(bad) = args.skip.iter().find(|s| !STEPS.contains(&s.as_str())) {
+        return Err(crate::exit::usage(format!(
+            "--skip {bad}: no such step; the steps are {}",
+            STEPS.join(", ")
+        )));
+    }
     let exe = std::env::current_exe().context("finding the lowlat binary to run the steps")?;
     // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
     // report is still written (exit 130); a second Ctrl-C exits at once.
