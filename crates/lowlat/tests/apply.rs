@@ -109,7 +109,8 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else {
+            } else if !p.ends_with("run/lowlat-apply.lock") {
+                // (the host-wide lock file is apply's own, not host state)
                 out.insert(p.clone(), fs::read(&p).unwrap_or_default());
             }
         }
@@ -206,6 +207,42 @@ fn apply_then_revert_is_byte_identical_on_a_sandbox() {
         run(lowlat().arg("revert").arg("--journal").arg(&journal).arg("--sysroot").arg(sb.path()));
     assert_eq!(code, 0);
     assert!(out.contains("nothing to revert"), "{out}");
+}
+
+#[test]
+fn sigterm_mid_apply_rolls_back_and_exits_130() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("j.jsonl");
+    let before = snapshot(sb.path());
+    let child = lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path())
+        .args(["--step-delay", "300"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while fs::read_to_string(&journal).unwrap_or_default().matches(r#""type":"outcome""#).count()
+        < 2
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted") && err.contains("rolled back"), "{err}");
+    assert_eq!(snapshot(sb.path()), before, "host tree differs after an interrupted apply");
 }
 
 #[test]
@@ -306,6 +343,13 @@ fn live_state() -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Live tests take turns: each changes the whole host.
+static LIVE_HOST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn live_turn() -> std::sync::MutexGuard<'static, ()> {
+    LIVE_HOST.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Reverts the live host when dropped (test end or panic).
 struct Guard(PathBuf);
 
@@ -324,6 +368,7 @@ fn is_root() -> bool {
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_round_trip_apply_verify_revert() {
     assert!(is_root(), "{LIVE}");
+    let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());
     let journal = work.path().join("journal.jsonl");
@@ -334,8 +379,13 @@ fn live_round_trip_apply_verify_revert() {
             run(lowlat().arg("apply").arg("--plan").arg(&plan).arg("--journal").arg(&journal));
         assert_eq!(code, 0, "{out}{err}");
         assert!(out.contains("pending reboot"), "{out}");
-        let (_, json, err) =
-            run(lowlat().arg("verify").arg("--plan").arg(&plan).args(["--json", "--window", "1s"]));
+        let (_, json, err) = run(lowlat()
+            .arg("verify")
+            .arg("--plan")
+            .arg(&plan)
+            .arg("--journal")
+            .arg(&journal)
+            .args(["--json", "--window", "1s"]));
         let v: serde_json::Value =
             serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}{err}"));
         let status = |id: &str| {
@@ -366,6 +416,7 @@ fn live_round_trip_apply_verify_revert() {
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_sigkill_mid_apply_then_revert_restores() {
     assert!(is_root(), "{LIVE}");
+    let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());
     let journal = work.path().join("journal.jsonl");

@@ -141,7 +141,18 @@ impl Lock {
     pub fn acquire(journal: &Path) -> Result<Self, JournalError> {
         let mut name = journal.as_os_str().to_os_string();
         name.push(".lock");
-        let path = PathBuf::from(name);
+        Self::acquire_file(&PathBuf::from(name))
+    }
+
+    /// The host-wide lock (`<root>/run/lowlat-apply.lock`): two applies with different
+    /// journals must not interleave on one host either.
+    pub fn host(root: &Path) -> Result<Self, JournalError> {
+        Self::acquire_file(&root.join("run/lowlat-apply.lock"))
+    }
+
+    /// Take an exclusive lock on `path` (created if needed).
+    pub fn acquire_file(path: &Path) -> Result<Self, JournalError> {
+        let path = path.to_path_buf();
         let io = |source| JournalError::Io { path: path.clone(), source };
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(io)?;

@@ -81,17 +81,18 @@ pub fn apply(
     changes: &[Change],
     plan: Option<String>,
 ) -> Result<ApplyReport, ApplyError> {
-    apply_with(writer, journal, changes, plan, &mut |_| {})
+    apply_with(writer, journal, changes, plan, &mut |_| true)
 }
 
 /// [`apply`], calling `after_step(n)` after the n-th change (1-based) is done: progress
-/// reporting, and the crash test's pacing (`lowlat apply --step-delay`).
+/// reporting, the crash test's pacing (`lowlat apply --step-delay`), and cancellation:
+/// returning `false` (e.g. on Ctrl-C) rolls back everything done so far, as a failure would.
 pub fn apply_with(
     writer: &mut dyn Writer,
     journal: &mut Journal,
     changes: &[Change],
     plan: Option<String>,
-    after_step: &mut dyn FnMut(usize),
+    after_step: &mut dyn FnMut(usize) -> bool,
 ) -> Result<ApplyReport, ApplyError> {
     let boot_id = writer.boot_id();
     journal
@@ -108,7 +109,14 @@ pub fn apply_with(
         if let Err(cause) = step(writer, journal, change, i as u64 + 1, &boot_id, &mut report) {
             return Err(rollback(writer, journal, &report.applied, cause));
         }
-        after_step(i + 1);
+        if !after_step(i + 1) {
+            return Err(rollback(
+                writer,
+                journal,
+                &report.applied,
+                format!("interrupted after step {}", i + 1),
+            ));
+        }
     }
     let commit = Record::Commit {
         time: now_rfc3339(),

@@ -268,3 +268,58 @@ fn dry_run_reads_only() {
         Ok("1".into())
     );
 }
+
+#[test]
+fn cancelling_at_any_step_rolls_back_to_the_start() {
+    let (host, fake0) = fixture();
+    let changes = plan_changes(&plan(), &host, &opts());
+    for k in 1..=changes.changes.len() {
+        let mut fake = fake0.clone();
+        let before = fake.state();
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (_, mut j) = journal_in(&dir);
+        let r = txn::apply_with(&mut fake, &mut j, &changes.changes, None, &mut |n| n < k);
+        match r {
+            Err(ApplyError::RolledBack { cause, .. }) => {
+                assert!(cause.contains("interrupted"), "{cause}")
+            }
+            other => panic!("step {k}: expected a rollback, got {other:?}"),
+        }
+        assert_eq!(fake.state(), before, "cancelled at step {k}: host not restored");
+    }
+}
+
+#[test]
+fn an_unwritable_journal_changes_nothing() {
+    let (host, mut fake) = fixture();
+    let before = fake.state();
+    let changes = plan_changes(&plan(), &host, &opts());
+    // /dev/full accepts the open and fails every write with ENOSPC.
+    let mut j = Journal::open(std::path::Path::new("/dev/full")).unwrap_or_else(|e| panic!("{e}"));
+    match txn::apply(&mut fake, &mut j, &changes.changes, None) {
+        Err(ApplyError::Journal(_)) => {}
+        other => panic!("expected a journal error, got {other:?}"),
+    }
+    assert!(fake.log.is_empty(), "no write may happen without its journal entry");
+    assert_eq!(fake.state(), before);
+}
+
+#[test]
+fn revert_reports_what_it_could_not_restore() {
+    let (host, mut fake) = fixture();
+    let changes = plan_changes(&plan(), &host, &opts());
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (path, mut j) = journal_in(&dir);
+    txn::apply(&mut fake, &mut j, &changes.changes, None).unwrap_or_else(|e| panic!("{e}"));
+    let recs = journal::read(&path).unwrap_or_else(|e| panic!("{e}")).unwrap_or_default();
+    // The first restore write fails; the others still happen.
+    fake.fail_write = Some(fake.log.len() + 1);
+    let rev = txn::revert(&mut fake, &recs).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(rev.failed.len(), 1, "{:?}", rev.failed);
+    assert!(rev.restored.len() > 5);
+    // Running revert again (the cause fixed) finishes the job.
+    fake.fail_write = None;
+    let again = txn::revert(&mut fake, &recs).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.restored.len(), 1);
+    assert_eq!(fake.state(), fixture().1.state());
+}

@@ -174,6 +174,11 @@ fn sysfs_one(
         return Check::new(G, id, Status::NotApplicable).ev(format!("{key} is not planned"));
     };
     let Some(have) = have else {
+        if inp.live && key == "nohz_full" {
+            return Check::new(G, id, Status::Warn)
+                .ev(format!("{path} does not exist: this kernel is built without CONFIG_NO_HZ_FULL, so nohz_full= will be ignored"))
+                .fix("boot a kernel with CONFIG_NO_HZ_FULL=y (distribution and RT kernels have it), or drop nohz_full from the plan");
+        }
         return Check::new(G, id, Status::NotApplicable).ev(format!("{path} could not be read"));
     };
     if *have == want {

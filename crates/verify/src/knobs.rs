@@ -17,6 +17,7 @@ pub fn checks(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
     let mut out = vec![workqueues(inp, sets)];
     out.extend(runtime_items(inp, &inp.files));
     out.extend(thp_ksm(inp));
+    out.push(sysctl_conf(inp));
     out.push(hugepages(inp));
     out.push(rt_throttling(inp));
     out.push(container_fifo(inp));
@@ -83,10 +84,10 @@ fn compare(
         None => Check::new(group, id, Status::NotApplicable)
             .ev(format!("{what}: not readable on this host")),
         Some(h) if selected(&h) == norm(want) || norm(&h) == norm(want) => {
-            Check::new(group, id, Status::Pass).ev(format!("{what} = {}", norm(&h)))
+            Check::new(group, id, Status::Pass).ev(format!("{what} = {}", selected(&h)))
         }
         Some(h) => Check::new(group, id, Status::Fail)
-            .ev(format!("{what} = {}, planned {want}", norm(&h)))
+            .ev(format!("{what} = {}, planned {want}", selected(&h)))
             .fix(fix),
     }
 }
@@ -169,6 +170,47 @@ fn runtime_items(inp: &Input<'_>, files: &BTreeMap<String, String>) -> Vec<Check
         }
     }
     out
+}
+
+/// Planned sysctls that a file under /etc/sysctl.d (or similar) would set back the next time
+/// `sysctl --system` runs (boot, package scripts).
+fn sysctl_conf(inp: &Input<'_>) -> Check {
+    let planned: Vec<(&str, &str)> = inp
+        .plan
+        .runtime
+        .iter()
+        .filter_map(|i| match i {
+            RuntimeItem::Sysctl { name, value, .. } => Some((name.as_str(), value.as_str())),
+            _ => None,
+        })
+        .collect();
+    if planned.is_empty() {
+        return Check::new("sysctl", "sysctl-config-files", Status::NotApplicable)
+            .ev("no sysctls planned");
+    }
+    if inp.sysctl_conf.is_empty() {
+        return Check::new("sysctl", "sysctl-config-files", Status::Pass)
+            .ev("no sysctl.d / sysctl.conf entry touches the planned sysctls (or none readable)");
+    }
+    let norm_key = |k: &str| k.replace('/', ".");
+    let clashes: Vec<String> = inp
+        .sysctl_conf
+        .iter()
+        .filter_map(|(file, key, value)| {
+            let (name, want) = planned.iter().find(|(n, _)| *n == norm_key(key))?;
+            (norm(value) != norm(want))
+                .then(|| format!("{file}: {name} = {value} (planned {want})"))
+        })
+        .collect();
+    if clashes.is_empty() {
+        Check::new("sysctl", "sysctl-config-files", Status::Pass)
+            .ev("no config file sets a planned sysctl to another value")
+    } else {
+        Check::new("sysctl", "sysctl-config-files", Status::Warn)
+            .ev("the next `sysctl --system` (every boot, some package scripts) sets these back:")
+            .evs(capped(clashes, 8))
+            .fix("change or remove those lines, or render the plan's sysctls into /etc/sysctl.d (`lowlat render --plan FILE tuned`)")
+    }
 }
 
 fn governor_check(inp: &Input<'_>, cpus: &CpuSet, want: &str) -> Check {

@@ -173,6 +173,8 @@ pub struct Input<'a> {
     /// Values of planned files the host model does not carry (EPB, arbitrary `File` items),
     /// keyed by absolute path, read by the caller.
     pub files: BTreeMap<String, String>,
+    /// sysctl settings in the config files `sysctl --system` applies: (file, key, value).
+    pub sysctl_conf: Vec<(String, String, String)>,
     /// How the plan is named in fix hints (`--plan FILE`).
     pub plan_arg: String,
 }

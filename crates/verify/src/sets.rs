@@ -109,3 +109,34 @@ mod tests {
         assert_eq!(capped((0..5).map(|i| i.to_string()).collect(), 2).len(), 3);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text tokenises without panicking; plain `k=v` words come back as written.
+        #[test]
+        fn tokens_never_panic_and_keep_plain_words(words in proptest::collection::vec("[a-z_.]{1,8}(=[a-z0-9,-]{0,8})?", 0..12), junk in ".{0,40}") {
+            let line = words.join(" ");
+            let toks = tokens(&line);
+            prop_assert_eq!(toks.len(), words.len());
+            for (w, (k, v)) in words.iter().zip(&toks) {
+                prop_assert_eq!(w.clone(), token(k, v.as_deref()));
+            }
+            let _ = tokens(&junk);
+            let _ = flags_and_cpus(&junk);
+            let _ = same_arg(Some(&junk), Some(&line));
+        }
+
+        /// Set comparison ignores order and range spelling.
+        #[test]
+        fn same_arg_is_order_insensitive(mut cpus in proptest::collection::btree_set(0usize..64, 1..10)) {
+            let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+            let forward = format!("managed_irq,domain,{}", list.join(","));
+            let canon = format!("domain,managed_irq,{}", cpuset::CpuSet::from_cpus(std::mem::take(&mut cpus)).to_list());
+            prop_assert!(same_arg(Some(&forward), Some(&canon)));
+        }
+    }
+}

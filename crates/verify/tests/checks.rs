@@ -120,6 +120,7 @@ fn input<'a>(h: &'a Host, p: &'a Plan) -> Input<'a> {
         allow: vec![verify::Allow::Comm("app".into())],
         rt_runtime_chain: vec![],
         files: Default::default(),
+        sysctl_conf: vec![],
         plan_arg: "--plan p.yaml".into(),
     }
 }
@@ -205,6 +206,7 @@ fn cmdline_is_compared_as_sets_and_pending_reboot_is_not_a_failure() {
 fn stray_irqs_tasks_and_masks_fail_with_evidence() {
     let mut h = host();
     h.irqs[0].effective_affinity = Some(set("1"));
+    h.irqs[0].affinity = Some(set("0-3"));
     h.default_smp_affinity = Some(set("0-3"));
     h.workqueues.cpumask = Some(set("0-3"));
     if let Some(t) = h.tasks.as_mut() {
@@ -352,4 +354,37 @@ fn implied_plan_from_cmdline() {
     assert_eq!(p.reserved, set("0,2"));
     assert_eq!(p.kernel_args.len(), 2);
     assert!(verify(&input(&h, &p)).passed());
+}
+
+#[test]
+fn configured_on_housekeeping_but_still_routed_to_isolated_is_a_pending_move() {
+    let mut h = host();
+    // x86 without interrupt remapping moves an IRQ when it next fires.
+    h.irqs[0].effective_affinity = Some(set("1"));
+    let p = plan("1,3", "0,2");
+    let r = verify(&input(&h, &p));
+    assert_eq!(status(&r, "irq-effective-affinity"), Status::Pass);
+    assert_eq!(status(&r, "irq-move-pending"), Status::Warn);
+    assert!(r.passed());
+}
+
+#[test]
+fn a_sysctl_file_that_would_undo_the_plan_is_a_warning() {
+    let h = host();
+    let p = plan("1,3", "0,2");
+    let mut inp = input(&h, &p);
+    inp.sysctl_conf = vec![
+        ("/etc/sysctl.d/99-x.conf".into(), "kernel.timer_migration".into(), "1".into()),
+        ("/etc/sysctl.d/10-y.conf".into(), "vm.swappiness".into(), "60".into()),
+    ];
+    let r = verify(&inp);
+    let c = r.get("sysctl-config-files").unwrap_or_else(|| panic!("missing"));
+    assert_eq!(c.status, Status::Warn);
+    assert!(
+        c.evidence.iter().any(|e| e.contains("99-x.conf: kernel.timer_migration = 1 (planned 0)")),
+        "{:?}",
+        c.evidence
+    );
+    inp.sysctl_conf.truncate(0);
+    assert_eq!(status(&verify(&inp), "sysctl-config-files"), Status::Pass);
 }

@@ -74,6 +74,12 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// The host-wide apply/revert lock (under the sandbox root with `--sysroot`).
+fn host_lock(sysroot: &Option<PathBuf>) -> anyhow::Result<Lock> {
+    let root = sysroot.clone().unwrap_or_else(|| PathBuf::from("/"));
+    Lock::host(&root).map_err(|e| usage(e.to_string()))
+}
+
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -119,7 +125,7 @@ fn notes_block(notes: &[tune::Note]) -> String {
 }
 
 fn row(target: &str, old: &str, new: &str, note: &str) -> String {
-    format!("  {target:<58} {old:>12} → {new:<12} {note}\n")
+    format!("  {target:<58} {old:>12} → {new:<12} {note}").trim_end().to_string() + "\n"
 }
 
 /// Run `lowlat apply`.
@@ -138,9 +144,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut out = String::from("dry run: nothing is written\n");
         let todo = rows.iter().filter(|r| !r.unchanged).count();
         let _ = writeln!(out, "{todo} change(s), {} already in place:", rows.len() - todo);
+        let mut last_why = "";
         for r in rows.iter().filter(|r| !r.unchanged) {
+            // One heading per plan item: its reason.
+            let why = r.why.split(" (").next().unwrap_or(&r.why);
+            if why != last_why {
+                let _ = writeln!(out, "  # {why}");
+                last_why = why;
+            }
             let old = r.old.clone().unwrap_or_else(|e| format!("({e})"));
-            out.push_str(&row(&r.target.to_string(), &old, &r.new, &r.why));
+            out.push_str(&row(&r.target.to_string(), &old, &r.new, ""));
         }
         out.push_str(&notes_block(&changes.notes));
         out.push_str(&pending_block(&plan, &host, &args.plan));
@@ -151,11 +164,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.sysroot.is_none() && !is_root() {
         return Err(usage("`lowlat apply` writes /proc/irq, /sys and task affinities: run it as root (or use --dry-run to see the changes)"));
     }
+    let _host_lock = host_lock(&args.sysroot)?;
     let _lock = Lock::acquire(&args.journal).map_err(|e| usage(e.to_string()))?;
     set_aside_other_boots(&args.journal, &writer.boot_id())?;
     let mut j = Journal::open(&args.journal).context("opening the journal")?;
-    let result =
-        txn::apply(&mut writer, &mut j, &changes.changes, Some(args.plan.display().to_string()));
+    let delay = std::time::Duration::from_millis(args.step_delay);
+    interrupt::install();
+    let mut pace = |_: usize| {
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
+        !interrupt::requested()
+    };
+    let plan_name = Some(args.plan.display().to_string());
+    let result = txn::apply_with(&mut writer, &mut j, &changes.changes, plan_name, &mut pace);
     match result {
         Ok(rep) => {
             let mut out = String::new();
@@ -198,6 +220,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let _ = writeln!(out, "undo with: lowlat revert --journal {}", args.journal.display());
             emit(&out)?;
             Ok(ExitCode::Ok)
+        }
+        Err(e @ ApplyError::RolledBack { .. }) if interrupt::requested() => {
+            Err(CodedError { code: ExitCode::Interrupted, message: e.to_string() }.into())
         }
         Err(e @ ApplyError::Partial { .. }) => {
             Err(CodedError { code: ExitCode::PartialApply, message: e.to_string() }.into())
@@ -259,6 +284,7 @@ fn done_line(d: &Done) -> String {
 /// Run `lowlat revert`.
 pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let (_, mut writer) = open(&args.sysroot)?;
+    let _host_lock = host_lock(&args.sysroot)?;
     let _lock = Lock::acquire(&args.journal).map_err(|e| usage(e.to_string()))?;
     let Some(records) = journal::read(&args.journal).map_err(|e| usage(e.to_string()))? else {
         emit(&format!("nothing to revert: no journal at {}\n", args.journal.display()))?;
@@ -336,4 +362,31 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let _ = writeln!(out, "journal kept as {}", done.display());
     emit(&out)?;
     Ok(ExitCode::Ok)
+}
+
+/// Ctrl-C / SIGTERM during `apply`: finish the current write, then roll back everything
+/// (all-or-nothing) instead of dying half-applied.
+mod interrupt {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn on_signal(_: libc::c_int) {
+        // Only an atomic store: async-signal-safe.
+        REQUESTED.store(true, Ordering::SeqCst);
+    }
+
+    /// Route SIGINT and SIGTERM to the flag.
+    pub fn install() {
+        let handler: extern "C" fn(libc::c_int) = on_signal;
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+            unsafe { libc::signal(sig, handler as libc::sighandler_t) };
+        }
+    }
+
+    /// Whether a signal arrived.
+    pub fn requested() -> bool {
+        REQUESTED.load(Ordering::SeqCst)
+    }
 }

@@ -31,6 +31,10 @@ pub struct Args {
     /// A workload task allowed on the isolated CPUs: a PID or a comm (repeatable).
     #[arg(long, value_name = "COMM|PID")]
     pub allow: Vec<String>,
+    /// The `lowlat apply` journal: IRQs whose affinity write the kernel refused there are
+    /// classified as managed (expected residue).
+    #[arg(long, value_name = "PATH", default_value = tune::journal::DEFAULT_JOURNAL)]
+    pub journal: PathBuf,
     /// Live only: how long to watch interrupt and idle-state counters (e.g. 2s, 500ms; 0 to skip).
     #[arg(long, value_name = "DURATION", default_value = "2s")]
     pub window: String,
@@ -134,6 +138,33 @@ fn rt_chain(root: &Root) -> Vec<(String, i64)> {
     out
 }
 
+/// `key = value` lines of the files `sysctl --system` reads, in its order.
+fn sysctl_conf(root: &Root) -> Vec<(String, String, String)> {
+    let mut files = Vec::new();
+    for dir in ["usr/lib/sysctl.d", "run/sysctl.d", "etc/sysctl.d"] {
+        let mut names = root.list_dir(dir).unwrap_or_default();
+        names.sort();
+        files.extend(
+            names.into_iter().filter(|n| n.ends_with(".conf")).map(|n| format!("{dir}/{n}")),
+        );
+    }
+    files.push("etc/sysctl.conf".into());
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(text) = root.read_string(&f) else { continue };
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if let Some((k, v)) = line.split_once('=') {
+                let key = k.trim().trim_start_matches('-').to_string();
+                out.push((format!("/{f}"), key, v.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
 /// Values of planned knobs the host model may not carry, read through the root.
 fn planned_files(root: &Root, plan: &Plan, host: &mut host::Host) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
@@ -169,6 +200,37 @@ fn planned_files(root: &Root, plan: &Plan, host: &mut host::Host) -> BTreeMap<St
     files
 }
 
+/// IRQs whose `smp_affinity` write `apply` saw refused (EIO/EPERM/EINVAL) in this boot are
+/// managed or per-CPU: mark them so, since `/proc` does not say.
+fn mark_refused_irqs(journal: &std::path::Path, host: &mut host::Host) {
+    use tune::journal::Record;
+    let Ok(Some(records)) = tune::journal::read(journal) else { return };
+    let boot = host.kernel.boot_id.clone();
+    let mut changes: BTreeMap<u64, String> = BTreeMap::new();
+    for r in &records {
+        match r {
+            Record::Change { seq, target: tune::Target::File { path, .. }, boot_id, .. }
+                if Some(boot_id) == boot.as_ref() =>
+            {
+                changes.insert(*seq, path.clone());
+            }
+            Record::Outcome { seq, outcome, .. } if outcome == "refused" => {
+                let irq = changes
+                    .get(seq)
+                    .and_then(|p| p.strip_prefix("/proc/irq/"))
+                    .and_then(|p| p.split('/').next())
+                    .and_then(|n| n.parse::<u32>().ok());
+                if let Some(n) = irq {
+                    for i in host.irqs.iter_mut().filter(|i| i.irq == n && i.managed.is_none()) {
+                        i.managed = Some(true);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Run `lowlat verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let window = parse_duration(&args.window)?;
@@ -180,6 +242,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => (verify::implied_plan(&host), "--plan FILE".to_string()),
     };
     let files = planned_files(&root, &plan, &mut host);
+    if root.is_live() {
+        mark_refused_irqs(&args.journal, &mut host);
+    }
     let live = root.is_live();
     let win = if live && !window.is_zero() {
         std::thread::sleep(window.saturating_sub(start.elapsed()));
@@ -211,6 +276,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect(),
         rt_runtime_chain: rt_chain(&root),
         files,
+        sysctl_conf: sysctl_conf(&root),
         plan_arg,
     };
     let report = verify::verify(&input);
