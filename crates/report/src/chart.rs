@@ -105,6 +105,11 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
     if !x0.is_finite() {
         (x0, x1) = (0.0, 1.0);
     }
+    // CPU numbers: half a CPU of room each side so edge points are not on the axis.
+    let cpu_axis = chart.x_label == "CPU";
+    if cpu_axis {
+        (x0, x1) = (x0 - 0.5, x1 + 0.5);
+    }
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
@@ -128,6 +133,9 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
             (lo, hi)
         }
     };
+    if cpu_axis {
+        return (x0, x1, y0, y1);
+    }
     // A little room right of the last point.
     (x0, x1 + (x1 - x0) * 0.02, y0, y1)
 }
