@@ -9,7 +9,8 @@ CPU=${CPU:-1} MAIN=${MAIN:-0} DURATION=${DURATION:-10} ROUNDS=${ROUNDS:-3} PRIO=
 LOWLAT=${LOWLAT:-target/release/lowlat}
 [ -x "$LOWLAT" ] || cargo build --release -p lowlat
 OUT=${OUT:-$(mktemp -d /tmp/lowlat-bench.XXXXXX)}
-echo "# noise: CPU $CPU, main CPU $MAIN, ${PRIO:+FIFO $PRIO}${PRIO:-SCHED_OTHER}, ${DURATION}s x $ROUNDS rounds"
+POLICY=SCHED_OTHER; [ -n "$PRIO" ] && POLICY="SCHED_FIFO $PRIO"
+echo "# noise: CPU $CPU, main CPU $MAIN, $POLICY, ${DURATION}s x $ROUNDS rounds"
 echo "# host: $(uname -r), $(nproc) CPUs$(grep -qw hypervisor /proc/cpuinfo && echo ', VIRTUALIZED')   results in $OUT"
 A=() B=()
 for r in $(seq 1 "$ROUNDS"); do

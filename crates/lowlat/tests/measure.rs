@@ -104,7 +104,9 @@ fn timer_json_has_the_contract_names() {
     let b = &t["histogram"]["buckets"][0];
     assert!(b["lo_ns"].is_u64() && b["hi_ns"].is_u64() && b["count"].is_u64());
     let count = t["count"].as_u64().unwrap() + t["overruns"].as_u64().unwrap();
-    assert!((900..=1001).contains(&count), "1 s at 1 ms: {count} wake-ups + overruns");
+    // A late last wake-up also counts the periods it skipped just past the 1 s end, so a few
+    // more than 1000 is right on a loaded VM; far more or far fewer would be a counting bug.
+    assert!((900..=1020).contains(&count), "1 s at 1 ms: {count} wake-ups + overruns");
     assert!(!t["per_second_max_ns"].as_array().unwrap().is_empty());
     assert!(v["host"]["kernel"].is_string());
 }
@@ -209,11 +211,116 @@ fn ctrl_c_writes_a_partial_result_and_exits_130() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     let pid = child.id().to_string();
-    assert!(StdCommand::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(StdCommand::new("sh")
+        .args(["-c", &format!("kill -INT {pid}")])
+        .status()
+        .unwrap()
+        .success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let v = json(&f);
     assert_eq!(v["partial"], true);
     assert_eq!(v["load"]["kind"], "cpu");
     assert!(v["threads"][0]["count"].as_u64().unwrap() > 500);
+}
+
+#[test]
+fn import_fio_json_from_a_real_fio_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = StdCommand::new("fio")
+        .args(["--rw=write", "--ioengine=sync", "--fdatasync=1", "--size=128k", "--bs=2300"])
+        .args(["--name=probe", "--output-format=json"])
+        .arg(format!("--directory={}", dir.path().display()))
+        .output()
+        .expect("fio is installed (rt-tests, fio are in .ci/run need_pkgs)");
+    let f = dir.path().join("fio.json");
+    std::fs::write(&f, &out.stdout).unwrap();
+    let res = lowlat().args(["import", "fio"]).arg(&f).output().unwrap();
+    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    assert_eq!(v["kind"], "fsync");
+}
+
+#[test]
+fn loops_bound_the_run() {
+    let out = lowlat()
+        .args(["measure", "timer", "-q", "--loops", "200", "--interval", "100us", "--cpus", &cpu()])
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["threads"][0]["count"], 200);
+    assert_eq!(v["params"]["duration_ns"], serde_json::Value::Null);
+}
+
+/// Without real-time privileges the run still happens, loudly marked `"realtime": false`.
+/// Needs root to drop to `nobody` (CI runs as root); elsewhere there is nothing to drop.
+#[test]
+fn without_privileges_it_falls_back_to_sched_other_loudly() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let root =
+        status.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    // `nobody` must be able to execute the binary wherever the checkout lives: copy it to a
+    // world-readable temporary directory.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("lowlat");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("lowlat"), &bin).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = if root {
+        let mut c = StdCommand::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&bin);
+        c
+    } else {
+        StdCommand::new(&bin)
+    };
+    let out = cmd
+        .args(["measure", "timer", "-D", "1", "-q", "--cpus", &cpu(), "--json", "-"])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["realtime"], false);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NOT REAL-TIME"));
+    assert_eq!(v["threads"][0]["priority"], 0);
+}
+
+fn processes_with_cmdline(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .filter(|c| String::from_utf8_lossy(c).replace('\0', " ").starts_with(needle))
+        .count()
+}
+
+#[test]
+fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
+    let marker = "sleep 301.25";
+    let bin = assert_cmd::cargo::cargo_bin("lowlat");
+    let mut child = StdCommand::new(bin)
+        .args(["measure", "timer", "-D", "30", "-q", "--cpus", &cpu()])
+        .args(["--load-cmd", &format!("exec {marker}")])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(processes_with_cmdline(marker), 1, "the load runs");
+    let pid = child.id().to_string();
+    // Both signals land before the run can finish its orderly stop.
+    assert!(StdCommand::new("sh")
+        .args(["-c", &format!("kill -INT {pid}")])
+        .status()
+        .unwrap()
+        .success());
+    assert!(StdCommand::new("sh")
+        .args(["-c", &format!("kill -INT {pid}")])
+        .status()
+        .unwrap()
+        .success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(processes_with_cmdline(marker), 0, "the load is gone");
 }

@@ -187,6 +187,7 @@ impl RunningLoad {
         let child = command.spawn().map_err(|e| {
             MeasureError::Config(format!("--load-cmd {cmd:?}: could not start sh: {e}"))
         })?;
+        sys::LOAD_PGID.store(child.id() as i32, Ordering::SeqCst);
         let info = LoadInfo {
             kind: "external".into(),
             cpus: Some(list(cpus)),
@@ -220,22 +221,27 @@ impl RunningLoad {
             let _ = h.join();
         }
         if let Some(mut c) = self.child.take() {
+            sys::LOAD_PGID.store(0, Ordering::SeqCst);
             let pgid = c.id() as libc::pid_t;
             // SAFETY: signalling our own child's process group.
             unsafe { libc::kill(-pgid, libc::SIGTERM) };
             let deadline = Instant::now() + Duration::from_secs(3);
+            // Wait for the whole group (the shell and what it started), not just the shell.
+            // SAFETY: signal 0 only checks whether the group still has a member.
+            let group_alive = || unsafe { libc::kill(-pgid, 0) } == 0;
             loop {
-                match c.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if Instant::now() >= deadline => {
-                        // SAFETY: as above.
-                        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-                        let _ = c.wait();
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                let _ = c.try_wait();
+                if !group_alive() {
+                    break;
                 }
+                if Instant::now() >= deadline {
+                    // SAFETY: as above.
+                    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
+            let _ = c.wait();
         }
         for f in self.files.drain(..) {
             let _ = std::fs::remove_file(f);

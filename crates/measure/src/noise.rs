@@ -84,13 +84,29 @@ pub fn noise_loop(c: &Counter, rec: &Recorder, b: &NoiseBounds, stop: &AtomicBoo
     n
 }
 
-/// Per-second attribution on the main thread.
-struct Attributor {
+/// Per-second attribution on the main thread (used by timer and noise).
+pub(crate) struct Attributor {
     cpus: Vec<u32>,
     prev_irq: Counters,
     prev_soft: Counters,
     prev_ctx: Vec<Option<u64>>,
     worst: Vec<Vec<Attribution>>,
+    /// Report the measuring thread's context switches (not for timer: it sleeps every period).
+    context_switches: bool,
+}
+
+impl Attributor {
+    /// An attributor for these measured CPUs.
+    pub(crate) fn new(cpus: &[u32], context_switches: bool) -> Self {
+        Self {
+            context_switches,
+            cpus: cpus.to_vec(),
+            prev_irq: Counters::default(),
+            prev_soft: Counters::default(),
+            prev_ctx: Vec::new(),
+            worst: vec![Vec::new(); cpus.len()],
+        }
+    }
 }
 
 impl SecondHook for Attributor {
@@ -113,7 +129,7 @@ impl SecondHook for Attributor {
                     interrupts: irq.delta_on(&self.prev_irq, cpu),
                     softirqs: soft.delta_on(&self.prev_soft, cpu),
                     context_switches: match (ctx[i], self.prev_ctx.get(i).copied().flatten()) {
-                        (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+                        (Some(a), Some(b)) if self.context_switches => Some(a.saturating_sub(b)),
                         _ => None,
                     },
                     text: String::new(),
@@ -156,12 +172,12 @@ pub fn describe(cpu: u32, a: &Attribution) -> String {
         1 => parts[0].clone(),
         n => format!("{} and {}", parts[..n - 1].join(", "), parts[n - 1]),
     };
-    format!(
-        "max {} at t={} s (noise {} in that second) while CPU {cpu} took {what}",
-        fmt_us(a.max_ns),
-        a.second,
-        fmt_us(a.noise_ns)
-    )
+    let noise = if a.noise_ns > 0 {
+        format!(" (noise {} in that second)", fmt_us(a.noise_ns))
+    } else {
+        String::new()
+    };
+    format!("max {} at t={} s{noise} while CPU {cpu} took {what}", fmt_us(a.max_ns), a.second)
 }
 
 /// Which kernel tracers could attribute noise more precisely.
@@ -218,13 +234,7 @@ pub fn run(cfg: &NoiseConfig, observer: &mut dyn Observer) -> Result<LatencyResu
     }
     let seconds = cfg.common.duration.map(|d| d.as_secs().max(1));
     let threshold_ticks = counter.ticks(cfg.noise_threshold.as_nanos() as u64).max(1);
-    let mut hook = Attributor {
-        cpus: cfg.common.cpus.clone(),
-        prev_irq: Counters::default(),
-        prev_soft: Counters::default(),
-        prev_ctx: Vec::new(),
-        worst: vec![Vec::new(); cfg.common.cpus.len()],
-    };
+    let mut hook = Attributor::new(&cfg.common.cpus, true);
     let mut r = runner::run("noise", &cfg.common, observer, &mut hook, notes, |slot| {
         Monotonic.sleep_until(slot.start_ns);
         let floor_ticks = measure_floor(&counter, 100_000);

@@ -65,12 +65,6 @@ pub(crate) trait SecondHook {
     fn finish(&mut self, threads: &mut [ThreadResult]);
 }
 
-pub(crate) struct NoHook;
-impl SecondHook for NoHook {
-    fn second(&mut self, _: u64, _: &[Recorder], _: &[u32]) {}
-    fn finish(&mut self, _: &mut [ThreadResult]) {}
-}
-
 /// What a measuring thread gets.
 pub(crate) struct Slot<'a> {
     pub rec: &'a Recorder,
@@ -89,8 +83,8 @@ pub fn pick_main_cpu(requested: Option<u32>, measured: &[u32], online: &[u32]) -
 pub const MAX_SERIES_SECONDS: usize = 24 * 3600;
 
 /// Stack of each measuring thread: small, because `mlockall` makes it resident; the first
-/// 256 KiB are prefaulted.
-pub const THREAD_STACK: usize = 512 * 1024;
+/// 128 KiB are prefaulted.
+pub const THREAD_STACK: usize = 256 * 1024;
 
 fn seconds_for(d: Option<Duration>) -> usize {
     match d {
@@ -137,6 +131,7 @@ where
             "NOT REAL-TIME: mlockall failed ({e}): page faults can show up as latency"
         ));
     }
+    let mut held = c.clone();
     let _dma = if c.dma_latency {
         match sys::hold_dma_latency(0) {
             Ok(h) => Some(h),
@@ -144,12 +139,14 @@ where
                 notes.push(format!(
                     "/dev/cpu_dma_latency not held ({e}): deep C-state exits are included"
                 ));
+                held.params["dma_latency"] = false.into();
                 None
             }
         }
     } else {
         None
     };
+    let c = &held;
     let threshold = c.threshold_ns;
     let recs: Vec<Recorder> = c
         .cpus
@@ -179,6 +176,7 @@ where
             let prio = c.priority;
             let spawned = std::thread::Builder::new()
                 .name(format!("lowlat-{kind}-{cpu}"))
+                .stack_size(THREAD_STACK)
                 .spawn_scoped(s, move || {
                     tid.store(sys::gettid(), Ordering::SeqCst);
                     if sys::pin_current(cpu).is_err() {
@@ -249,6 +247,8 @@ where
             }
         }
         elapsed_ns = clock.now().saturating_sub(start);
+        // The last (partial) second, whose counters were not sampled inside the loop.
+        hook.second(seconds_seen + 1, &recs, &tid_vals);
     });
     sys::unlock_memory();
     if rt_failed.load(Ordering::SeqCst) {
@@ -256,8 +256,9 @@ where
         notes.insert(
             0,
             format!(
-                "NOT REAL-TIME: could not set {:?} priority {} (needs root or CAP_SYS_NICE, and a non-zero RT budget); measured with SCHED_OTHER",
-                c.policy, c.priority
+                "NOT REAL-TIME: could not set {} priority {} (needs root or CAP_SYS_NICE, and a non-zero RT budget); measured with SCHED_OTHER",
+                if c.policy == Policy::Rr { "SCHED_RR" } else { "SCHED_FIFO" },
+                c.priority
             ),
         );
     }
@@ -283,8 +284,12 @@ where
         Some(hook),
     );
     r.envelope.duration_ns = elapsed_ns;
+    // The tool's own footprint (VmHWM), so memory claims can be checked on any run.
+    r.envelope.params["tool_peak_rss_bytes"] = sys::peak_rss_bytes().into();
+    let rt_ok = !rt_failed.load(Ordering::SeqCst) && c.policy.is_realtime();
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
+        t.priority = Some(if rt_ok { c.priority } else { 0 });
     }
     Ok(r)
 }

@@ -131,10 +131,10 @@ pub fn unlock_memory() {
     unsafe { libc::munlockall() };
 }
 
-/// Touch 256 KiB of the current thread's stack so the hot loop never page-faults on it.
+/// Touch 128 KiB of the current thread's stack so the hot loop never page-faults on it.
 #[inline(never)]
 pub fn prefault_stack() {
-    let mut buf = [0u8; 256 * 1024];
+    let mut buf = [0u8; 128 * 1024];
     for i in (0..buf.len()).step_by(4096) {
         // SAFETY: `i` is in bounds; the volatile write keeps the compiler from eliding it.
         unsafe { std::ptr::write_volatile(buf.as_mut_ptr().add(i), 1) };
@@ -170,11 +170,20 @@ pub fn is_tty(fd: i32) -> bool {
 /// Set by the first SIGINT/SIGTERM: the measurement stops and writes a partial result.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// Process group of a running external load (0 = none), killed by a second Ctrl-C.
+pub static LOAD_PGID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-        // SAFETY: _exit is async-signal-safe; the second Ctrl-C exits at once.
-        unsafe { libc::_exit(130) };
+        let pgid = LOAD_PGID.load(Ordering::SeqCst);
+        // SAFETY: kill and _exit are async-signal-safe; the second Ctrl-C takes the external
+        // load down with it (it runs in its own process group) and exits at once.
+        unsafe {
+            if pgid > 0 {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+            libc::_exit(130)
+        };
     }
     STOP.store(true, Ordering::SeqCst);
 }
@@ -228,4 +237,13 @@ pub fn online_cpus() -> Vec<u32> {
 /// Read a small kernel file, trimmed; `None` when missing.
 pub fn read_trim(path: &str) -> Option<String> {
     std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+/// Peak resident set of this process so far (`VmHWM`), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 =
+        line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
 }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use results::LatencyResult;
 
-use crate::runner::{self, Common, NoHook, Observer};
+use crate::noise::Attributor;
+use crate::runner::{self, Common, Observer};
 use crate::shared::Recorder;
 use crate::sys::{Clock, Monotonic};
 use crate::MeasureError;
@@ -81,13 +82,18 @@ pub fn run(cfg: &TimerConfig, observer: &mut dyn Observer) -> Result<LatencyResu
         loops: cfg.loops,
         stop_on_threshold: cfg.common.stop_on_threshold,
     };
-    let mut r = runner::run("timer", &cfg.common, observer, &mut NoHook, Vec::new(), |slot| {
+    let mut hook = Attributor::new(&cfg.common.cpus, false);
+    let mut r = runner::run("timer", &cfg.common, observer, &mut hook, Vec::new(), |slot| {
         let b = bounds(slot.start_ns);
         timer_loop(&Monotonic, slot.rec, slot.start_ns, &b, slot.stop);
     })?;
     for t in &mut r.threads {
         t.interval_ns = Some(cfg.interval.as_nanos() as u64);
     }
+    r.notes.push(format!(
+        "worst seconds: LOC counts include this measurement's own {} timer interrupts per second",
+        1_000_000_000 / cfg.interval.as_nanos().max(1) as u64
+    ));
     Ok(r)
 }
 

@@ -32,6 +32,7 @@ pub fn render(h: &Host, opts: &ViewOptions, st: &Style) -> String {
     kernel(&mut out, h, st);
     power(&mut out, h, st);
     memory(&mut out, h, st);
+    pci(&mut out, h, st);
     irqs(&mut out, h, st);
     tasks(&mut out, h, st);
     findings(&mut out, h, st, None);
@@ -554,6 +555,59 @@ fn memory(out: &mut String, h: &Host, st: &Style) {
     out.push('\n');
 }
 
+/// A PCI class code's family name, for the classes whose placement matters.
+fn pci_family(class: &str) -> Option<&'static str> {
+    let c = class.trim_start_matches("0x");
+    match c.get(..2)? {
+        "01" => Some("storage"),
+        "02" => Some("network"),
+        "03" => Some("display"),
+        "0b" => Some("processor"),
+        "12" => Some("accelerator"),
+        _ => None,
+    }
+}
+
+fn pci(out: &mut String, h: &Host, st: &Style) {
+    if h.pci_devices.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", st.heading("PCI devices (NUMA placement)"));
+    let mut t =
+        Table::new(&["ADDRESS", "KIND", "ID", "DRIVER", "NODE", "NET", "LOCAL CPUS"]).right(&[4]);
+    let mut others = 0;
+    for d in &h.pci_devices {
+        let Some(fam) = d.class.as_deref().and_then(pci_family) else {
+            others += 1;
+            continue;
+        };
+        let nets: Vec<&str> = h
+            .net_interfaces
+            .iter()
+            .filter(|n| n.pci_address.as_deref() == Some(d.address.as_str()))
+            .map(|n| n.name.as_str())
+            .collect();
+        t.row(vec![
+            d.address.clone(),
+            fam.to_string(),
+            format!(
+                "{}:{}",
+                d.vendor.as_deref().unwrap_or("?").trim_start_matches("0x"),
+                d.device.as_deref().unwrap_or("?").trim_start_matches("0x")
+            ),
+            d.driver.clone().unwrap_or_else(|| "-".into()),
+            d.numa_node.map_or("?".into(), |n| n.to_string()),
+            if nets.is_empty() { "-".into() } else { nets.join(",") },
+            set_or(&d.local_cpus, "?"),
+        ]);
+    }
+    if !t.is_empty() {
+        out.push_str(&t.render(st, 2));
+    }
+    let _ = writeln!(out, "  {}", st.paint(Paint::Dim, &format!("{others} other devices (bridges, USB, or no class captured) not shown; NODE -1 = no NUMA affinity reported")));
+    out.push('\n');
+}
+
 /// Per-CPU IRQ facts: device IRQs allowed / effectively targeted, device interrupt count,
 /// and the named rows of interest.
 struct CpuIrqs {
@@ -704,35 +758,57 @@ fn tasks(out: &mut String, h: &Host, st: &Style) {
         "USER",
         "ALLOWED KTH",
         "ALLOWED USER",
-        "RT THREADS (last ran here)",
+        "RT THREADS",
     ])
     .right(&[0, 1, 2, 3, 4, 5, 6]);
+    // One pass over the tasks (not one per CPU): linear in tasks × allowed CPUs.
+    #[derive(Default)]
+    struct PerCpu<'a> {
+        ran: usize,
+        per_cpu: usize,
+        movable_kth: usize,
+        user: usize,
+        allowed_kth: usize,
+        allowed_user: usize,
+        rt: Vec<&'a Task>,
+    }
+    let mut per: BTreeMap<usize, PerCpu> = BTreeMap::new();
+    for x in tasks {
+        if let Some(c) = x.cpu {
+            let e = per.entry(c).or_default();
+            e.ran += 1;
+            match kind(x) {
+                "per-cpu kthread" => e.per_cpu += 1,
+                "user" => e.user += 1,
+                _ => e.movable_kth += 1,
+            }
+            if rt(x) {
+                e.rt.push(x);
+            }
+        }
+        if !x.per_cpu_kthread {
+            for c in x.allowed_cpus.iter().flat_map(|a| a.iter()) {
+                let e = per.entry(c).or_default();
+                if x.kthread {
+                    e.allowed_kth += 1;
+                } else {
+                    e.allowed_user += 1;
+                }
+            }
+        }
+    }
     for cpu in h.online_cpus().iter() {
-        let ran: Vec<&Task> = tasks.iter().filter(|x| x.cpu == Some(cpu)).collect();
-        let count = |k: &str| ran.iter().filter(|x| kind(x) == k).count();
-        let allowed = |kth: bool| {
-            tasks
-                .iter()
-                .filter(|x| {
-                    !x.per_cpu_kthread
-                        && x.kthread == kth
-                        && x.allowed_cpus.as_ref().is_some_and(|a| a.contains(cpu))
-                })
-                .count()
+        let e = per.remove(&cpu).unwrap_or_default();
+        // RT threads that last ran here: how many, and the highest-priority one.
+        let mut rts = e.rt;
+        rts.sort_by_key(|x| (std::cmp::Reverse(x.rt_priority), x.pid, x.tid));
+        let rts_s = match rts.first() {
+            Some(top) => {
+                format!("{} (top: {} {}{})", rts.len(), top.comm, top.policy, top.rt_priority)
+            }
+            None => "0".into(),
         };
-        let mut rts: Vec<String> = ran
-            .iter()
-            .filter(|x| rt(x))
-            .map(|x| format!("{}:{}{}", x.comm, x.policy, x.rt_priority))
-            .collect();
-        rts.sort();
-        rts.dedup();
-        let rts_s = if rts.len() > 4 {
-            format!("{} … (+{})", rts[..4].join(" "), rts.len() - 4)
-        } else {
-            rts.join(" ")
-        };
-        let (ak, au) = (allowed(true), allowed(false));
+        let (ak, au) = (e.allowed_kth, e.allowed_user);
         let flag = |n: usize| {
             if iso.contains(cpu) && n > 0 {
                 st.paint(Paint::Yellow, &n.to_string())
@@ -746,10 +822,10 @@ fn tasks(out: &mut String, h: &Host, st: &Style) {
             } else {
                 cpu.to_string()
             },
-            ran.len().to_string(),
-            count("per-cpu kthread").to_string(),
-            (count("kthread") + count("unbound kworker")).to_string(),
-            count("user").to_string(),
+            e.ran.to_string(),
+            e.per_cpu.to_string(),
+            e.movable_kth.to_string(),
+            e.user.to_string(),
             flag(ak),
             flag(au),
             rts_s,
@@ -895,17 +971,11 @@ fn focus(out: &mut String, h: &Host, cpu: usize, st: &Style) {
 }
 
 fn findings(out: &mut String, h: &Host, st: &Style, cpu: Option<usize>) {
-    let _ = writeln!(out, "{}", st.heading("Findings"));
-    let list: Vec<&host::Finding> = h
-        .findings
-        .iter()
-        .filter(|f| {
-            cpu.map_or(true, |c| {
-                f.message.contains(&c.to_string())
-                    || f.evidence.iter().any(|e| e.contains(&format!("cpu{c}")))
-            })
-        })
-        .collect();
+    // Findings are about the host as a whole (a sibling of CPU N, an IRQ that may reach it…):
+    // the focused view shows them all rather than guess which concern CPU N.
+    let title = if cpu.is_some() { "Findings (whole host)" } else { "Findings" };
+    let _ = writeln!(out, "{}", st.heading(title));
+    let list: Vec<&host::Finding> = h.findings.iter().collect();
     if list.is_empty() {
         let _ = writeln!(out, "  none\n");
         return;

@@ -149,3 +149,38 @@ fn exporter_round_trips_through_the_importer() {
         "{plain}"
     );
 }
+
+#[test]
+fn tables_render_imported_results() {
+    let ct = cyclictest::import(&fixture("cyclictest-2.4-h40.txt")).unwrap();
+    insta::assert_snapshot!("table_cyclictest", results::export::table::latency(&ct));
+    let os = oslat::import(&fixture("oslat-2.4-2cpu.txt")).unwrap();
+    insta::assert_snapshot!("table_oslat", results::export::table::latency(&os));
+}
+
+mod never_panic {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn importers_never_panic_on_arbitrary_text(s in "\\PC{0,400}") {
+            let _ = cyclictest::import(&s);
+            let _ = oslat::import(&s);
+        }
+
+        #[test]
+        fn importers_never_panic_on_mangled_fixtures(cut in 0usize..4000, junk in "[0-9 :#TC\\t(){}\"]{0,30}") {
+            for name in ["cyclictest-2.4-h40.txt", "oslat-2.4.txt", "cyclictest-2.4-h100.json", "oslat-2.4.json"] {
+                let text = fixture(name);
+                let cut = cut.min(text.len());
+                let cut = (0..=cut).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+                let mangled = format!("{}{}{}", &text[..cut], junk, &text[cut..]);
+                let _ = cyclictest::import(&mangled);
+                let _ = oslat::import(&mangled);
+            }
+        }
+    }
+}

@@ -99,10 +99,16 @@ fn net(cx: &mut Ctx, host: &mut Host) {
     for name in names {
         let d = format!("{NET}/{name}");
         let dev = cx.root.read_link(&format!("{d}/device")).ok();
-        let pci_address = dev
-            .as_deref()
-            .and_then(|t| t.rsplit('/').find(|c| is_pci_address(c)))
-            .map(str::to_string);
+        // virtio NICs link to `../../../virtio2`: resolve the whole path to find the PCI
+        // function above it (`…/0000:00:03.0/virtio2`). Lexical, inside the tree.
+        let pci_address = dev.as_ref().and_then(|t| {
+            let full = cx
+                .root
+                .resolve_links(&format!("{d}/device"))
+                .map(|r| r.path)
+                .unwrap_or_else(|_| t.clone());
+            full.rsplit('/').find(|c| is_pci_address(c)).map(str::to_string)
+        });
         let queues = cx.list("net_interfaces[].queues", &format!("{d}/queues")).unwrap_or_default();
         let count = |p: &str| {
             let n = queues.iter().filter(|q| q.starts_with(p)).count();

@@ -62,20 +62,8 @@ fn cgroup(cx: &mut Ctx, host: &mut Host) {
         cx.unknown("cgroup.version", "proc/mounts", "not present".into());
         return;
     };
-    let (v1, v2) = mounts.lines().fold((false, None), |(v1, v2), l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        match f.get(2) {
-            Some(&"cgroup") => (true, v2),
-            Some(&"cgroup2") => (v1, v2.or_else(|| f.get(1).map(|m| m.to_string()))),
-            _ => (v1, v2),
-        }
-    });
-    host.cgroup.version = match (v1, &v2) {
-        (true, Some(_)) => Some("hybrid".into()),
-        (true, None) => Some("v1".into()),
-        (false, Some(_)) => Some("v2".into()),
-        (false, None) => None,
-    };
+    let (version, v2) = cgroup_version(&mounts);
+    host.cgroup.version = version;
     let Some(mount) = v2 else { return };
     let mount = mount.trim_start_matches('/').to_string();
     let mut stack = vec![(mount.clone(), 0usize)];
@@ -113,4 +101,49 @@ fn is_interface_file(name: &str) -> bool {
         "irq.", "dmem.",
     ];
     PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// cgroup version from `/proc/mounts`: `v1`, `v2`, `hybrid` (both mounted) or `None`, and the
+/// first cgroup2 mount point.
+pub(crate) fn cgroup_version(mounts: &str) -> (Option<String>, Option<String>) {
+    let (v1, v2) = mounts.lines().fold((false, None), |(v1, v2), l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f.get(2) {
+            Some(&"cgroup") => (true, v2),
+            Some(&"cgroup2") => (v1, v2.or_else(|| f.get(1).map(|m| m.to_string()))),
+            _ => (v1, v2),
+        }
+    });
+    let version = match (v1, &v2) {
+        (true, Some(_)) => Some("hybrid".into()),
+        (true, None) => Some("v1".into()),
+        (false, Some(_)) => Some("v2".into()),
+        (false, None) => None,
+    };
+    (version, v2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cgroup_versions() {
+        let hybrid = "tmpfs /sys/fs/cgroup tmpfs rw 0 0\ncgroup /sys/fs/cgroup/cpuset cgroup rw,cpuset 0 0\ncgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n";
+        assert_eq!(
+            cgroup_version(hybrid),
+            (Some("hybrid".into()), Some("/sys/fs/cgroup/unified".into()))
+        );
+        assert_eq!(
+            cgroup_version("cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n").0.as_deref(),
+            Some("v2")
+        );
+        assert_eq!(
+            cgroup_version("cgroup /sys/fs/cgroup/cpu cgroup rw 0 0\n").0.as_deref(),
+            Some("v1")
+        );
+        assert_eq!(cgroup_version("garbage\n\n"), (None, None));
+        assert!(is_interface_file("cpuset.cpus.partition"));
+        assert!(!is_interface_file("kubepods.slice"));
+    }
 }

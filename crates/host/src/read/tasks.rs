@@ -27,11 +27,52 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host, max_processes: Option<usize>) 
     if let Some(m) = max_processes {
         pids.truncate(m);
     }
-    let mut tasks = Vec::with_capacity(pids.len() * 2);
-    for pid in pids {
-        read_process(cx, pid, &mut tasks);
+    host.tasks = Some(read_parallel(cx, &pids));
+}
+
+/// Processes per worker below which threads are not worth starting.
+const PER_WORKER: usize = 512;
+
+/// Read processes on a few threads (contiguous PID ranges, results joined in PID order):
+/// tens of thousands of small procfs reads are syscall-bound, and the cores are otherwise idle.
+fn read_parallel(cx: &mut Ctx, pids: &[u32]) -> Vec<Task> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let workers = (pids.len() / PER_WORKER).clamp(1, cores);
+    if workers == 1 {
+        let mut tasks = Vec::with_capacity(pids.len() * 2);
+        for &pid in pids {
+            read_process(cx, pid, &mut tasks);
+        }
+        return tasks;
     }
-    host.tasks = Some(tasks);
+    let root = cx.root;
+    let chunk = pids.len().div_ceil(workers);
+    let parts: Vec<(Vec<Task>, Ctx)> = std::thread::scope(|s| {
+        let handles: Vec<_> = pids
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    let mut local = Ctx::new(root);
+                    let mut tasks = Vec::with_capacity(part.len() * 2);
+                    for &pid in part {
+                        read_process(&mut local, pid, &mut tasks);
+                    }
+                    (tasks, local)
+                })
+            })
+            .collect();
+        // A worker that panicked (it cannot: parsing returns errors) loses only its range.
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut tasks = Vec::with_capacity(pids.len() * 2);
+    for (t, local) in parts {
+        tasks.extend(t);
+        for u in local.unknown {
+            cx.unknown(&u.field, &u.path, u.reason);
+        }
+        cx.warnings.extend(local.warnings);
+    }
+    tasks
 }
 
 fn read_process(cx: &mut Ctx, pid: u32, out: &mut Vec<Task>) {
@@ -43,7 +84,7 @@ fn read_process(cx: &mut Ctx, pid: u32, out: &mut Vec<Task>) {
     for tid in tids {
         let base = format!("proc/{pid}/task/{tid}");
         let stat_path = format!("{base}/stat");
-        let stat = match cx.root.read_string(&stat_path) {
+        let stat = match cx.root.read_record_string(&stat_path) {
             Ok(s) => s,
             Err(ReadError::NotFound { .. }) => continue,
             Err(e) => {
@@ -60,7 +101,7 @@ fn read_process(cx: &mut Ctx, pid: u32, out: &mut Vec<Task>) {
         };
         let kthread = st.flags & PF_KTHREAD != 0;
         let status_path = format!("{base}/status");
-        let status = match cx.root.read_string(&status_path) {
+        let status = match cx.root.read_record_string(&status_path) {
             Ok(s) => ptask::status(&s),
             Err(e) => {
                 if !e.is_not_found() {
@@ -90,7 +131,7 @@ fn read_process(cx: &mut Ctx, pid: u32, out: &mut Vec<Task>) {
         } else {
             cmdline
                 .get_or_insert_with(|| {
-                    cx.root.read_bytes(&format!("proc/{pid}/cmdline")).ok().and_then(|b| {
+                    cx.root.read_record(&format!("proc/{pid}/cmdline")).ok().and_then(|b| {
                         let s: String =
                             String::from_utf8_lossy(&b).replace('\0', " ").trim().to_string();
                         (!s.is_empty()).then_some(s)

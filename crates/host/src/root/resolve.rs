@@ -8,7 +8,7 @@ use std::collections::{HashSet, VecDeque};
 use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 use super::ReadError;
 
@@ -108,6 +108,47 @@ pub fn lexical_target(link_path: &str, target: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Read a whole file with plain `read` calls. `File::read_to_end` first asks for the size and
+/// position (`statx` + `lseek`), which procfs/sysfs cannot answer usefully; skipping them
+/// saves two syscalls per file, a third of the cost of reading 100k small files.
+///
+/// With `one_record`, a first read shorter than the buffer is taken as the
+/// whole file (true of procfs files generated in one piece, `single_open` ones such as
+/// `/proc/PID/{stat,status,cgroup}`, and of regular files), saving the final empty read.
+pub fn read_file(mut f: std::fs::File, one_record: bool) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    if one_record {
+        loop {
+            match f.read(&mut buf) {
+                Ok(n) if n < buf.len() => {
+                    buf.truncate(n);
+                    return Ok(buf);
+                }
+                Ok(n) => {
+                    len = n;
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    loop {
+        if len == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        match f.read(&mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(len);
+    Ok(buf)
+}
+
 /// What a path is, without following a final symlink.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
@@ -136,21 +177,99 @@ pub fn live_link_of(p: &str) -> Result<Option<String>, ReadError> {
     })
 }
 
+/// `struct open_how` of `openat2(2)` (libc's is non-exhaustive).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
 /// An unpacked tree on disk, read with links resolved inside it.
 #[derive(Debug)]
 pub struct DirTree {
     base: PathBuf,
+    /// `O_PATH` handle on `base` for `openat2(RESOLVE_BENEATH)`: the kernel then refuses
+    /// escapes itself in one syscall, with no `lstat` per component.
+    base_fd: Option<std::os::fd::OwnedFd>,
+    /// Cleared when the kernel lacks `openat2` (before 5.6) or a sandbox refuses it.
+    openat2_ok: std::sync::atomic::AtomicBool,
     /// Prefixes known to be real directories (not links): saves an `lstat` per component.
-    plain: Mutex<HashSet<String>>,
+    plain: RwLock<HashSet<String>>,
 }
 
 impl DirTree {
     pub fn new(base: PathBuf) -> Self {
-        Self { base, plain: Mutex::new(HashSet::new()) }
+        let base_fd = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)
+            .open(&base)
+            .ok()
+            .map(std::os::fd::OwnedFd::from);
+        let ok = base_fd.is_some();
+        Self {
+            base,
+            base_fd,
+            openat2_ok: std::sync::atomic::AtomicBool::new(ok),
+            plain: RwLock::new(HashSet::new()),
+        }
+    }
+
+    /// Open `rel` beneath the base with `openat2`; `None` when openat2 is unavailable.
+    fn open_beneath(&self, rel: &str) -> Option<Result<std::fs::File, ReadError>> {
+        use std::os::fd::{AsRawFd as _, FromRawFd as _};
+        use std::sync::atomic::Ordering;
+        if !self.openat2_ok.load(Ordering::Relaxed) {
+            return None;
+        }
+        let dirfd = self.base_fd.as_ref()?.as_raw_fd();
+        let Ok(c) = std::ffi::CString::new(rel) else {
+            return Some(Err(ReadError::Refused {
+                path: rel.into(),
+                message: "NUL byte in path".into(),
+            }));
+        };
+        let how = OpenHow {
+            flags: (libc::O_RDONLY | libc::O_CLOEXEC) as u64,
+            mode: 0,
+            resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS,
+        };
+        // SAFETY: `c` is a valid NUL-terminated path, `how` a properly initialized open_how whose
+        // size we pass, and `dirfd` an fd we own for the lifetime of `self`.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dirfd,
+                c.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::E2BIG) | Some(libc::EINVAL) => {
+                    self.openat2_ok.store(false, Ordering::Relaxed);
+                    None
+                }
+                Some(libc::EXDEV) => Some(Err(ReadError::Refused {
+                    path: rel.into(),
+                    message: "a symlink points outside the tree".into(),
+                })),
+                Some(libc::ELOOP) => Some(Err(ReadError::Refused {
+                    path: rel.into(),
+                    message: "too many levels of symlinks".into(),
+                })),
+                _ => Some(Err(ReadError::from_io(rel, &e))),
+            };
+        }
+        let Ok(fd) = i32::try_from(fd) else { return None };
+        // SAFETY: the kernel just returned this fd to us; nothing else owns it.
+        Some(Ok(unsafe { std::fs::File::from_raw_fd(fd) }))
     }
 
     pub(super) fn link_of(&self, p: &str) -> Result<Option<String>, ReadError> {
-        if let Ok(g) = self.plain.lock() {
+        if let Ok(g) = self.plain.read() {
             if g.contains(p) {
                 return Ok(None);
             }
@@ -162,7 +281,7 @@ impl DirTree {
                 .map_err(|e| ReadError::from_io(p, &e)),
             Ok(m) => {
                 if m.is_dir() {
-                    if let Ok(mut g) = self.plain.lock() {
+                    if let Ok(mut g) = self.plain.write() {
                         g.insert(p.to_string());
                     }
                 }
@@ -184,7 +303,10 @@ impl DirTree {
         }
     }
 
-    pub fn read(&self, rel: &str) -> Result<Vec<u8>, ReadError> {
+    pub fn read(&self, rel: &str, one_record: bool) -> Result<Vec<u8>, ReadError> {
+        if let Some(f) = self.open_beneath(rel) {
+            return read_file(f?, one_record).map_err(|e| ReadError::from_io(rel, &e));
+        }
         let p = self.resolve_parent(rel)?;
         let open = |p: &str| {
             std::fs::OpenOptions::new()
@@ -200,10 +322,7 @@ impl DirTree {
             }
             Err(e) => return Err(ReadError::from_io(rel, &e)),
         };
-        let mut buf = Vec::new();
-        let mut file = file;
-        file.read_to_end(&mut buf).map_err(|e| ReadError::from_io(rel, &e))?;
-        Ok(buf)
+        read_file(file, one_record).map_err(|e| ReadError::from_io(rel, &e))
     }
 
     pub fn list(&self, rel: &str) -> Result<Vec<String>, ReadError> {
@@ -267,5 +386,49 @@ mod tests {
         assert_eq!(lexical_target("a/b/c", "../d").as_deref(), Some("a/d"));
         assert_eq!(lexical_target("a/b", "../../x"), None);
         assert_eq!(lexical_target("a/b", "/x"), None);
+    }
+}
+
+#[cfg(test)]
+mod dir_tests {
+    #[test]
+    fn one_record_reads_big_files_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(d.path().join("big"), &big).unwrap();
+        for one in [true, false] {
+            let f = std::fs::File::open(d.path().join("big")).unwrap();
+            assert_eq!(super::read_file(f, one).unwrap(), big);
+        }
+    }
+
+    use super::*;
+
+    #[test]
+    fn manual_resolution_matches_openat2() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        std::fs::create_dir_all(p.join("sys/devices/x")).unwrap();
+        std::fs::write(p.join("sys/devices/x/val"), "7\n").unwrap();
+        std::os::unix::fs::symlink("devices/x", p.join("sys/x")).unwrap();
+        std::os::unix::fs::symlink("/etc", p.join("sys/abs")).unwrap();
+        std::os::unix::fs::symlink("../..", p.join("sys/up")).unwrap();
+        for use_openat2 in [true, false] {
+            let t = DirTree::new(p.to_path_buf());
+            if !use_openat2 {
+                t.openat2_ok.store(false, std::sync::atomic::Ordering::Relaxed);
+            }
+            assert_eq!(t.read("sys/x/val", false).unwrap(), b"7\n");
+            assert_eq!(t.read("sys/x/val", true).unwrap(), b"7\n");
+            assert!(
+                matches!(t.read("sys/abs/passwd", false), Err(ReadError::Refused { .. })),
+                "openat2 {use_openat2}"
+            );
+            assert!(
+                matches!(t.read("sys/up/etc/passwd", false), Err(ReadError::Refused { .. })),
+                "openat2 {use_openat2}"
+            );
+            assert!(t.read("sys/none", false).unwrap_err().is_not_found());
+        }
     }
 }

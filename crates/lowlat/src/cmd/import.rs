@@ -1,5 +1,5 @@
-//! `lowlat import cyclictest|oslat FILE`: another tool's output (text or JSON, detected by
-//! content) turned into a lowlat result file.
+//! `lowlat import cyclictest|oslat|fio FILE`: another tool's output (text or JSON, detected by
+//! content; fio JSON only) turned into a lowlat result file.
 
 use std::path::PathBuf;
 
@@ -13,7 +13,7 @@ pub enum Tool {
     Cyclictest,
     /// oslat text or --json.
     Oslat,
-    /// fio --output-format=json (the sync latency block; `normal,json` output works too).
+    /// fio --output-format=json (the sync/fdatasync latency block).
     Fio,
 }
 
@@ -42,31 +42,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             usage(format!("{}: {e}; pass the file cyclictest/oslat wrote", args.file.display()))
         })?
     };
-    let result = match args.tool {
-        Tool::Cyclictest => results::import::cyclictest::import(&text),
-        Tool::Oslat => results::import::oslat::import(&text),
-        Tool::Fio => return import_fio(&args, &text),
-    }
-    .map_err(|e| usage(format!("{}: {e}", args.file.display())))?;
-    let json = serde_json::to_string_pretty(&result)?;
-    match &args.output {
-        Some(out) => std::fs::write(out, json + "\n")
+    let bad = |e: &dyn std::fmt::Display| usage(format!("{}: {e}", args.file.display()));
+    let (json, table) = match args.tool {
+        Tool::Fio => {
+            let r = results::import::fio::import(&text).map_err(|e| bad(&e))?;
+            (serde_json::to_string_pretty(&r)?, None)
+        }
+        Tool::Cyclictest | Tool::Oslat => {
+            let r = match args.tool {
+                Tool::Cyclictest => results::import::cyclictest::import(&text),
+                _ => results::import::oslat::import(&text),
+            }
+            .map_err(|e| bad(&e))?;
+            (serde_json::to_string_pretty(&r)?, Some(results::export::table::latency(&r)))
+        }
+    };
+    match (&args.output, table) {
+        (Some(out), _) => std::fs::write(out, json + "\n")
             .with_context(|| format!("writing {}", out.display()))?,
-        None if args.table => print!("{}", results::export::table::latency(&result)),
-        None => println!("{json}"),
-    }
-    Ok(ExitCode::Ok)
-}
-
-/// `lowlat import fio FILE`: fio JSON → a lowlat `fsync` result.
-fn import_fio(args: &Args, text: &str) -> anyhow::Result<ExitCode> {
-    let r = results::import::fio::import(text)
-        .map_err(|e| usage(format!("{}: {e}", args.file.display())))?;
-    let json = serde_json::to_string_pretty(&r)?;
-    match &args.output {
-        Some(out) => std::fs::write(out, json + "\n")
-            .with_context(|| format!("writing {}", out.display()))?,
-        None => println!("{json}"),
+        (None, Some(t)) if args.table => print!("{t}"),
+        (None, _) => println!("{json}"),
     }
     Ok(ExitCode::Ok)
 }

@@ -71,7 +71,7 @@ pub struct RunArgs {
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// Real-time priority (1-99).
+    /// Real-time priority, 1-99 (timer default 95; for noise, giving one selects SCHED_FIFO).
     #[arg(long, short = 'p', value_parser = clap::value_parser!(u32).range(1..=99))]
     pub priority: Option<u32>,
     /// Do not hold /dev/cpu_dma_latency at 0 during the run.
@@ -94,7 +94,8 @@ pub struct TimerArgs {
     #[arg(long)]
     pub cyclictest: bool,
     /// With --cyclictest: add a histogram of N 1-µs buckets (like cyclictest -h N).
-    #[arg(long, short = 'H', value_name = "N", requires = "cyclictest")]
+    #[arg(long, short = 'H', value_name = "N", requires = "cyclictest",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub histogram: Option<u32>,
 }
 
@@ -195,8 +196,22 @@ fn list(cpus: &[u32]) -> String {
     s.to_list()
 }
 
-/// Minimal host context from /proc and /sys (until `host::read` is wired in here).
+/// The host context every result carries: from the host model (`host::read` of the live
+/// host); the few /proc and /sys files directly if the model came back empty.
 fn host_context() -> HostContext {
+    let h = host::read(&host::Root::live());
+    if h.kernel.release.is_some() {
+        let mut ctx = super::common::host_context(&h);
+        if ctx.virtualization.is_none() {
+            ctx.virtualization = proc_host_context().virtualization;
+        }
+        return ctx;
+    }
+    proc_host_context()
+}
+
+/// Minimal host context straight from /proc and /sys.
+fn proc_host_context() -> HostContext {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     let hypervisor = cpuinfo
         .lines()

@@ -64,7 +64,9 @@ pub fn latency(r: &LatencyResult) -> String {
             us(s.p9999_ns),
             us(s.max_ns)
         );
-        if noise {
+        if noise && t.per_second_noise_ns.is_empty() {
+            out.push_str("  -");
+        } else if noise {
             let n = t.per_second_noise_ns.len().max(1) as u64;
             let total: u64 = t.per_second_noise_ns.iter().sum();
             let worst = t.per_second_noise_ns.iter().max().copied().unwrap_or(0);

@@ -19,6 +19,9 @@ pub fn import(text: &str) -> Result<LatencyResult, ImportError> {
     }
 }
 
+/// More threads than any machine has CPUs: the input is not cyclictest's.
+const MAX_THREADS: usize = 8192;
+
 #[derive(Debug, Default, Clone)]
 struct TLine {
     tid: Option<u32>,
@@ -113,6 +116,13 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
         let lt = l.trim_start();
         if lt.starts_with("T:") {
             let (idx, t) = parse_tline(lt, ln)?;
+            if idx >= MAX_THREADS {
+                return Err(ImportError::Line {
+                    line: ln,
+                    message: format!("thread number above {MAX_THREADS}"),
+                    value: lt.to_string(),
+                });
+            }
             if tlines.len() <= idx {
                 tlines.resize(idx + 1, None);
             }
@@ -334,6 +344,12 @@ mod tests {
         let err =
             import_text("T: 0 ( 1) P:95 I:1000 C: 12x Min: 1 Act: 1 Avg: 1 Max: 1\n").unwrap_err();
         assert!(err.to_string().contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn absurd_thread_number_is_an_error_not_an_allocation() {
+        let err = import_text("T: 4000000000 ( 1) P:95 I:1000 C: 1 Min: 1 Act: 1 Avg: 1 Max: 1\n");
+        assert!(err.is_err());
     }
 
     #[test]
