@@ -80,6 +80,11 @@ fn skipped_steps_are_noted_not_failed() {
         .stdout(predicate::str::contains("timer latency under CPU load"));
     let html = std::fs::read_to_string(out.join("lowlat-report.html")).expect("html");
     assert!(html.contains("skipped (--skip timer)"), "the report says what was skipped");
+    lowlat()
+        .args(["check", "--skip", "timr"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--skip timr: no such step"));
 }
 
 #[test]
@@ -90,8 +95,11 @@ fn without_root_it_degrades_with_a_note() {
     let out = dir.path().join("nr");
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
         .expect("chmod");
-    let bin = assert_cmd::cargo::cargo_bin("lowlat");
+    // A copy of the binary where nobody can reach it (the build tree may sit under /root).
+    let bin = dir.path().join("lowlat");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("lowlat"), &bin).expect("copy binary");
     let a = Command::new("setpriv")
+        .current_dir(dir.path())
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(bin)
         .args(["check", "--duration", "2s", "--skip", "fsync", "--out"])
@@ -102,4 +110,28 @@ fn without_root_it_degrades_with_a_note() {
     let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     assert!(stdout.contains("Not root"), "{stdout}");
     assert!(out.join("lowlat-report.html").is_file(), "{stdout}");
+}
+
+#[test]
+fn an_interrupt_still_writes_the_report_with_the_partial_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("int");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lowlat"))
+        .args(["check", "--duration", "30s", "--skip", "verify,noise,ticks,fsync", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Let the timer step start and checkpoint, then interrupt lowlat check alone (our child).
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let output = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(130), "{stdout}");
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    let html = std::fs::read_to_string(out.join("lowlat-report.html")).expect("report written");
+    assert!(
+        html.contains("is partial: the run was cut short"),
+        "the partial timer result is in the report"
+    );
 }

@@ -90,3 +90,18 @@ fn bad_inputs_are_usage_errors_naming_the_file() {
     lowlat().arg("report").assert().code(2).stderr(predicate::str::contains("no result files"));
     lowlat().args(["report", "--compare", "a.json"]).assert().code(2);
 }
+
+#[test]
+fn json_writes_the_report_model_for_scripts() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = lowlat()
+        .args(["report", &fixture("timer.json"), "--json", "-", "-o"])
+        .arg(dir.path().join("r.html"))
+        .assert()
+        .success();
+    let v: serde_json::Value =
+        serde_json::from_slice(&a.get_output().stdout).expect("JSON on stdout");
+    assert_eq!(v["verdict"], "fail");
+    assert_eq!(v["sections"][1]["id"], "timer");
+    assert!(dir.path().join("r.html").is_file());
+}

@@ -105,12 +105,25 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
     if !x0.is_finite() {
         (x0, x1) = (0.0, 1.0);
     }
+    // CPU numbers: half a CPU of room each side so edge points are not on the axis.
+    let cpu_axis = chart.x_label == "CPU";
+    if cpu_axis {
+        (x0, x1) = (x0 - 0.5, x1 + 0.5);
+    }
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
     let (y0, y1) = match chart.y_scale {
         Scale::Log => {
-            let lo = if ymin_pos.is_finite() { (ymin_pos * 0.8).min(0.8) } else { 0.8 };
+            // Counts keep OSADL's 0.8 floor (a single sample stays visible); other values start
+            // at the power of ten below their smallest.
+            let lo = if !ymin_pos.is_finite() {
+                0.8
+            } else if chart.y_label.starts_with("samples") {
+                (ymin_pos * 0.8).min(0.8)
+            } else {
+                10f64.powf(ymin_pos.log10().floor())
+            };
             let hi = if y1.is_finite() && y1 > lo { y1 * 2.0 } else { lo * 10.0 };
             (lo, hi)
         }
@@ -120,6 +133,9 @@ fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
             (lo, hi)
         }
     };
+    if cpu_axis {
+        return (x0, x1, y0, y1);
+    }
     // A little room right of the last point.
     (x0, x1 + (x1 - x0) * 0.02, y0, y1)
 }

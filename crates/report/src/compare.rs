@@ -147,7 +147,7 @@ fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) ->
     if has_hist(&b) && has_hist(&a) {
         let x_max = wb.max(wa).max(1);
         let nbins = opts.max_points.clamp(10, 1000);
-        let per_cpu = cpus.len() <= 6;
+        let per_cpu = cpus.len() <= 2;
         let mut series = Vec::new();
         let merged = |m: &BTreeMap<usize, ThreadView>| -> Vec<BucketView> {
             m.values()
@@ -201,6 +201,61 @@ fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) ->
         }));
     }
     Some(Section::new(kind, &format!("{title}: before vs after"), headlines, blocks))
+}
+
+/// `loc_per_s` per CPU of the ticks documents on one side.
+fn tick_rates(docs: &[Doc]) -> BTreeMap<u64, f64> {
+    let mut out = BTreeMap::new();
+    for d in docs.iter().filter(|d| d.kind == "ticks") {
+        let rows = d.value.get("cpus").and_then(serde_json::Value::as_array);
+        for r in rows.into_iter().flatten() {
+            if let (Some(c), Some(hz)) = (
+                r.get("cpu").and_then(serde_json::Value::as_u64),
+                r.get("loc_per_s").and_then(serde_json::Value::as_f64),
+            ) {
+                out.insert(c, hz);
+            }
+        }
+    }
+    out
+}
+
+fn ticks_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
+    let (b, a) = (tick_rates(before), tick_rates(after));
+    let cpus: Vec<u64> = b.keys().filter(|c| a.contains_key(c)).copied().collect();
+    if cpus.is_empty() {
+        return None;
+    }
+    let stopped = cpus
+        .iter()
+        .filter(|c| b.get(c).is_some_and(|x| *x > 10.0) && a.get(c).is_some_and(|y| *y <= 2.0))
+        .count();
+    let rows = cpus
+        .iter()
+        .filter_map(|c| {
+            let (x, y) = (b.get(c)?, a.get(c)?);
+            let v = if y <= x || *y <= 2.0 { Verdict::Pass } else { Verdict::Warn };
+            Some(vec![
+                Cell::text(c.to_string()),
+                Cell::num(format!("{x:.1}")),
+                Cell::num(format!("{y:.1}")),
+                Cell::num(format!("{:+.1}", y - x)).with_verdict(v),
+            ])
+        })
+        .collect();
+    Some(Section::new(
+        "ticks",
+        "Timer ticks: before vs after",
+        vec![Headline::new(
+            Verdict::Info,
+            format!("Timer ticks: the tick stopped on {stopped} of {} CPUs", cpus.len()),
+        )],
+        vec![Block::Table(Table {
+            caption: "LOC (local timer) interrupts per second with a spinner on the CPU".into(),
+            headers: ["CPU", "before /s", "after /s", "Δ"].map(String::from).to_vec(),
+            rows,
+        })],
+    ))
 }
 
 fn fsync_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
@@ -320,6 +375,7 @@ pub fn build(before: &[Doc], after: &[Doc], opts: &Options) -> Report {
     for kind in ["timer", "noise"] {
         out.extend(latency_section(kind, before, after, opts));
     }
+    out.extend(ticks_section(before, after));
     out.extend(fsync_section(before, after));
     out.extend(verify_section(before, after));
     let mut banners: Vec<Note> = Vec::new();

@@ -28,8 +28,14 @@ impl Doc {
         Self { source: source.into(), kind, value }
     }
 
-    /// Parse JSON text.
+    /// Parse JSON text (one object, or JSON lines of `lowlat watch` samples).
     pub fn parse(source: &str, text: &str) -> Result<Self, Error> {
+        if let Some(samples) = json_lines(text) {
+            let watch =
+                samples.first().and_then(|s| s.get("watch")).cloned().unwrap_or(Value::Null);
+            let value = serde_json::json!({"kind": "watch", "watch": watch, "samples": samples});
+            return Ok(Self { source: source.to_string(), kind: "watch".into(), value });
+        }
         let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse {
             path: source.to_string(),
             message: format!("{e} (expected a lowlat result file in JSON)"),
@@ -53,6 +59,16 @@ impl Doc {
 
     /// Parse a lowlat document or import another tool's output (see [`Doc::load`]).
     pub fn parse_any(source: &str, text: &str) -> Result<Self, Error> {
+        if let Some(plan) = plan_from_yaml(text) {
+            return Ok(Self::from_value(source, plan));
+        }
+        let head = text.trim_start().get(..15).unwrap_or("").to_ascii_lowercase();
+        if head.starts_with("<!doctype html") || head.starts_with("<html") {
+            return Err(Error::Parse {
+                path: source.to_string(),
+                message: "is an HTML report, not a result file (pass the .json files)".into(),
+            });
+        }
         let native = Self::parse(source, text);
         if native.as_ref().is_ok_and(|d| d.kind != "unknown") {
             return native;
@@ -79,6 +95,45 @@ impl Doc {
     pub fn view<T: for<'de> Deserialize<'de>>(&self) -> Result<T, Error> {
         view(&self.value).map_err(|message| Error::Parse { path: self.source.clone(), message })
     }
+}
+
+/// A lowlat plan file (YAML): its top-level `name`, `reserved`, `isolated`, `offlined` as a
+/// `plan` document (all the report needs: roles in the topology grid, the plan in the header).
+/// `None` unless the text starts like a plan file.
+pub fn plan_from_yaml(text: &str) -> Option<Value> {
+    let first = text.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
+    if !first.starts_with("schema_version:") || !text.lines().any(|l| l.starts_with("reserved:")) {
+        return None;
+    }
+    let mut o = serde_json::Map::new();
+    o.insert("kind".into(), "plan".into());
+    for line in text.lines() {
+        for key in ["name", "reserved", "isolated", "offlined"] {
+            if let Some(v) = line.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+                let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
+                o.insert(key.to_string(), Value::String(v.to_string()));
+            }
+        }
+    }
+    Some(Value::Object(o))
+}
+
+/// `lowlat watch` output: two or more lines, each a JSON object with `t_ns` and `value_ns`.
+fn json_lines(text: &str) -> Option<Vec<Value>> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() < 2 || !lines.first()?.trim_start().starts_with('{') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(lines.len());
+    for (i, l) in lines.iter().enumerate() {
+        match serde_json::from_str::<Value>(l) {
+            Ok(v) if v.get("t_ns").is_some() && v.get("value_ns").is_some() => out.push(v),
+            // A crash can leave the last line cut short: keep what is whole.
+            Err(_) if i + 1 == lines.len() && !out.is_empty() => break,
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// Which tool wrote `text`, by content: `Some(Ok(json))` when imported, `Some(Err)` when it
@@ -355,6 +410,26 @@ pub struct VerifyView {
     pub summary: Value,
 }
 
+/// One `lowlat watch` sample.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct WatchSampleView {
+    pub time: Option<String>,
+    pub t_ns: u64,
+    pub value_ns: u64,
+    pub burst_max_ns: Option<u64>,
+    pub dstate: Vec<Value>,
+    pub error: Option<String>,
+}
+
+/// A `lowlat watch` series (JSON lines).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct WatchView {
+    pub watch: Option<String>,
+    pub samples: Vec<WatchSampleView>,
+}
+
 /// A plan document (`reserved`, `isolated`, `offlined` as cpu-lists).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
@@ -371,9 +446,12 @@ pub fn value_text(v: &Value) -> String {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
         Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join("; "),
-        Value::Object(o) => {
-            o.iter().map(|(k, v)| format!("{k}={}", value_text(v))).collect::<Vec<_>>().join(", ")
-        }
+        Value::Object(o) => o
+            .iter()
+            .filter(|(_, v)| !v.is_null() && v.as_str() != Some(""))
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
         other => other.to_string(),
     }
 }
@@ -388,6 +466,30 @@ mod tests {
         assert_eq!(detect_kind(&serde_json::json!({"checks": []})), "verify");
         assert_eq!(detect_kind(&serde_json::json!({"topology": {}, "cpus": {}})), "inspect");
         assert_eq!(detect_kind(&serde_json::json!({"x": 1})), "unknown");
+    }
+
+    #[test]
+    fn plan_yaml_becomes_a_plan_document() {
+        let d = Doc::parse_any(
+            "plan.yaml",
+            "schema_version: 1\nname: lowlat\nreserved: '0'\nisolated: 1-3\noptions:\n  name: x\n",
+        )
+        .unwrap();
+        assert_eq!(d.kind, "plan");
+        assert_eq!(d.value["reserved"], "0");
+        assert_eq!(d.value["isolated"], "1-3");
+        assert_eq!(d.value["name"], "lowlat");
+        assert!(plan_from_yaml("name: x\nreserved: 1\n").is_none());
+    }
+
+    #[test]
+    fn watch_json_lines_become_one_document() {
+        let text = "{\"t_ns\":0,\"value_ns\":1000,\"watch\":\"storage\"}\n{\"t_ns\":1000000000,\"value_ns\":2000}\n{\"t_ns\":2";
+        let d = Doc::parse("w.jsonl", text).unwrap();
+        assert_eq!(d.kind, "watch");
+        let v: WatchView = d.view().unwrap();
+        assert_eq!((v.samples.len(), v.watch.as_deref()), (2, Some("storage")));
+        assert!(Doc::parse("x", "{\"a\":1}\n{\"b\":2}").is_err());
     }
 
     #[test]

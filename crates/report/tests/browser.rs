@@ -25,8 +25,14 @@ fn browser() -> Option<PathBuf> {
     })
 }
 
+/// Run chromium headless with a fresh profile directory (named after `profile`, made unique
+/// per run, removed afterwards) so no stale lock from an earlier run can get in the way.
 fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::process::Output {
-    Command::new(bin)
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let profile = profile.with_extension(format!("{}-{nanos}", std::process::id()));
+    let out = Command::new(bin)
         .args([
             "--headless",
             "--no-sandbox",
@@ -41,7 +47,9 @@ fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::proce
         .args(extra)
         .arg(url)
         .output()
-        .expect("chromium runs")
+        .expect("chromium runs");
+    let _ = std::fs::remove_dir_all(&profile);
+    out
 }
 
 /// Load `html` with the probe injected; returns the probe's JSON.
@@ -105,6 +113,22 @@ fn check(bin: &Path, name: &str, html: &str, min_charts: usize) {
         String::from_utf8_lossy(&out.stderr)
     );
     eprintln!("screenshot: {}", shot.display());
+    // Printable: chromium prints it to PDF.
+    let pdf = dir.join(format!("{name}.pdf"));
+    let _ = std::fs::remove_file(&pdf);
+    let out = chromium(
+        bin,
+        &dir.join(format!("{name}-profile-pdf")),
+        &[&format!("--print-to-pdf={}", pdf.display()), "--no-pdf-header-footer"],
+        &format!("file://{}", file.display()),
+    );
+    let pdf_bytes = std::fs::read(&pdf).unwrap_or_default();
+    assert!(
+        pdf_bytes.starts_with(b"%PDF") && pdf_bytes.len() > 20_000,
+        "printed to PDF ({} bytes): {}",
+        pdf_bytes.len(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -142,9 +166,9 @@ fn report_renders_in_chromium_without_errors_or_fetches() {
     let html = report::html::render(&report::build(&docs(&all), &opts()));
     check(&bin, "report", &html, 7);
     let cmp = report::compare::build(
-        &docs(&["ht-on.json", "timer.json"]),
-        &docs(&["ht-off.json"]),
+        &docs(&["timer.json", "fsync.json"]),
+        &docs(&["timer-after.json", "fsync-after.json"]),
         &opts(),
     );
-    check(&bin, "report-compare", &report::html::render(&cmp), 1);
+    check(&bin, "report-compare", &report::html::render(&cmp), 2);
 }

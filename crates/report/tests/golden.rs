@@ -13,6 +13,7 @@ const ALL: &[&str] = &[
     "noise.json",
     "ticks.json",
     "fsync.json",
+    "watch-storage.jsonl",
     "future-kind.json",
 ];
 
@@ -34,12 +35,52 @@ fn compare_model_makes_the_seed_smt_improvement_visible() {
 }
 
 #[test]
+fn compare_model_overlays_histograms_and_diffs_fsync_and_verify() {
+    let before = docs(&["timer.json", "fsync.json", "verify.json", "ticks.json"]);
+    let after =
+        docs(&["timer-after.json", "fsync-after.json", "verify-after.json", "ticks-after.json"]);
+    let r = report::compare::build(&before, &after, &opts());
+    insta::assert_json_snapshot!("compare_tuned", digest(&r));
+    let ids: Vec<&str> = r.sections.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["timer", "ticks", "fsync", "verify"]);
+    assert!(r.headlines.iter().any(|h| h.text == "Timer ticks: the tick stopped on 1 of 8 CPUs"));
+    let timer = &r.sections[0];
+    let overlay = timer.blocks.iter().find_map(|b| match b {
+        Block::Chart(c) if c.id.ends_with("hist") => Some(c),
+        _ => None,
+    });
+    let overlay = overlay.expect("histogram overlay");
+    assert_eq!(overlay.series.len(), 2, "4 CPUs merged, before and after");
+    assert!(
+        r.headlines.iter().any(|h| h.text.starts_with("fsync p99: 14.5 ms → 5.08 ms")),
+        "{:?}",
+        r.headlines
+    );
+    assert!(
+        r.headlines.iter().any(|h| h.text == "Verify: 1 failing before, 0 after"),
+        "{:?}",
+        r.headlines
+    );
+    assert_eq!(r.verdict, Verdict::Pass);
+}
+
+#[test]
 fn sections_come_in_report_order_with_worst_verdict_overall() {
     let r = report::build(&docs(ALL), &opts());
     let ids: Vec<&str> = r.sections.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["topology", "verify", "timer", "noise", "ticks", "fsync", "findings", "kind-hwlat"]
+        [
+            "topology",
+            "verify",
+            "timer",
+            "noise",
+            "ticks",
+            "fsync",
+            "watch",
+            "findings",
+            "kind-hwlat"
+        ]
     );
     assert_eq!(r.verdict, Verdict::Fail);
     assert_eq!(r.headlines.first().map(|h| h.verdict), Some(Verdict::Fail));

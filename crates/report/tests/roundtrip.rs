@@ -87,3 +87,23 @@ fn garbage_that_looks_like_a_tool_output_is_an_error() {
     let e = Doc::parse_any("f.json", "{\"jobs\": []}").expect_err("not fio");
     assert!(e.to_string().contains("fio"), "{e}");
 }
+
+#[test]
+fn fio_json_loads_as_an_fsync_section_with_the_importers_numbers() {
+    // Captured on the 2-vCPU VM: fio --rw=write --ioengine=sync --fdatasync=1 --size=1m
+    // --bs=2300 --name=etcd-probe --output-format=json
+    let path = common::fixture("fio-etcd.json");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let imported = results::import::fio::import(&text).expect("imports");
+    let doc = Doc::load(&path).expect("loads");
+    assert_eq!(doc.kind, "fsync");
+    let v: report::input::FsyncView = doc.view().expect("view");
+    assert_eq!(v.ops, Some(imported.ops));
+    assert_eq!(v.lat_ns.as_ref().and_then(|l| l.p99), Some(imported.lat_ns.p99));
+    let r = report::build(&[doc], &common::opts());
+    let line = &r.sections.iter().find(|s| s.id == "fsync").expect("section").headlines[0].text;
+    assert!(
+        line.contains(&format!("p99 {}", report::model::fmt_ns(imported.lat_ns.p99))),
+        "{line}"
+    );
+}

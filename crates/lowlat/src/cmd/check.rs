@@ -134,9 +134,34 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
     });
     let limit = step.expect + Duration::from_secs(30) + step.expect / 2;
     let started = Instant::now();
+    let mut signalled_at: Option<Instant> = None;
+    let mut forwarded = false;
     let status = loop {
+        if signalled_at.is_none() && measure::sys::interrupted() {
+            signalled_at = Some(Instant::now());
+        }
         match child.try_wait() {
+            Ok(Some(_)) if signalled_at.is_some() => break None,
             Ok(Some(st)) => break Some(st),
+            // Ctrl-C reaches the child too (same process group). If only we were signalled
+            // (SIGTERM to our pid), pass an interrupt on to our child so it writes its partial
+            // result, and stop it outright if it has not finished 5 s later.
+            Ok(None)
+                if !forwarded
+                    && signalled_at.is_some_and(|t| t.elapsed() > Duration::from_millis(500)) =>
+            {
+                forwarded = true;
+                let _ = Command::new("kill")
+                    .args(["-INT", &child.id().to_string()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+            Ok(None) if signalled_at.is_some_and(|t| t.elapsed() > Duration::from_secs(5)) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
             Ok(None) if started.elapsed() > limit => {
                 // Our own child, by its handle.
                 let _ = child.kill();
@@ -153,6 +178,7 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
             || step.file.extension().is_some_and(|e| e == "yaml") && !t.is_empty()
     });
     let outcome = match status {
+        None if signalled_at.is_some() => Outcome::Interrupted,
         None => Outcome::Failed(format!("stopped after {} (time limit)", secs(limit))),
         Some(st) if st.code() == Some(130) => Outcome::Interrupted,
         Some(_) if produced => Outcome::Done,
@@ -166,24 +192,19 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
     (outcome, err)
 }
 
-/// `reserved`, `isolated`, `offlined`, `name` from a plan file's top-level YAML keys.
-fn plan_doc(yaml: &str) -> serde_json::Value {
-    let mut o = serde_json::Map::new();
-    for line in yaml.lines() {
-        for key in ["name", "reserved", "isolated", "offlined"] {
-            if let Some(v) = line.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
-                let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
-                o.insert(key.to_string(), serde_json::Value::String(v.to_string()));
-            }
-        }
-    }
-    o.insert("kind".into(), "plan".into());
-    serde_json::Value::Object(o)
-}
-
 /// Run `lowlat check`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    const STEPS: [&str; 7] = ["inspect", "plan", "verify", "timer", "noise", "ticks", "fsync"];
+    if let Some(bad) = args.skip.iter().find(|s| !STEPS.contains(&s.as_str())) {
+        return Err(crate::exit::usage(format!(
+            "--skip {bad}: no such step; the steps are {}",
+            STEPS.join(", ")
+        )));
+    }
     let exe = std::env::current_exe().context("finding the lowlat binary to run the steps")?;
+    // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
+    // report is still written (exit 130); a second Ctrl-C exits at once.
+    measure::sys::install_signal_handlers();
     let out = args.out.clone();
     std::fs::create_dir_all(&out).with_context(|| format!("creating --out {}", out.display()))?;
     let timer_d = args.duration.unwrap_or(if args.quick {
@@ -264,7 +285,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         interrupted: &mut bool| {
         for step in steps.drain(..) {
             idx += 1;
-            if *interrupted {
+            if *interrupted || measure::sys::interrupted() {
+                *interrupted = true;
                 break;
             }
             if args.skip.iter().any(|k| k == step.name) {
@@ -294,7 +316,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     );
                     if step.name == "plan" {
                         let yaml = std::fs::read_to_string(&step.file).unwrap_or_default();
-                        docs.push(report::Doc::from_value(s(&step.file), plan_doc(&yaml)));
+                        match report::input::plan_from_yaml(&yaml) {
+                            Some(plan) => docs.push(report::Doc::from_value(s(&step.file), plan)),
+                            None => notes.push(note(
+                                report::Verdict::Warn,
+                                format!("{} is not a plan file", step.file.display()),
+                            )),
+                        }
                     } else {
                         match report::Doc::load(&step.file) {
                             Ok(d) => docs.push(d),
@@ -319,6 +347,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 Outcome::Interrupted => {
                     println!("          interrupted");
+                    // A measurement writes its partial result on Ctrl-C: keep it.
+                    if let Ok(d) = report::Doc::load(&step.file) {
+                        docs.push(d);
+                    }
                     notes.push(note(
                         report::Verdict::Warn,
                         format!("{} interrupted (Ctrl-C): results are partial.", step.what),
@@ -359,9 +391,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             what: format!(
                 "timer latency under CPU load on housekeeping {}",
                 if housekeeping.is_empty() {
-                    String::new()
-                } else {
+                    "CPUs".to_string()
+                } else if housekeeping.contains([',', '-']) {
                     format!("CPUs {housekeeping}")
+                } else {
+                    format!("CPU {housekeeping}")
                 }
             ),
             args: with_cpus(vec![
@@ -436,7 +470,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&fsync_dir);
     }
 
-    let mut opts = super::report::options("lowlat check", args.threshold);
+    let host_name = docs
+        .iter()
+        .find(|d| d.kind == "inspect")
+        .and_then(|d| d.value.get("hostname").and_then(|h| h.as_str()).map(String::from));
+    let title = match host_name {
+        Some(h) => format!("lowlat check: {h}"),
+        None => "lowlat check".to_string(),
+    };
+    let mut opts = super::report::options(&title, args.threshold);
     opts.notes = notes;
     let model = report::build(&docs, &opts);
     let html = p("lowlat-report.html");
@@ -454,8 +496,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Top findings and the exact next commands.
 fn print_next(model: &report::Report, out: &Path, docs: &[report::Doc]) {
-    let top: Vec<_> =
-        model.headlines.iter().filter(|h| h.verdict >= report::Verdict::Warn).take(5).collect();
+    // One finding per section first (worst first), so one noisy section does not hide others.
+    let mut firsts: Vec<&report::model::Headline> = model
+        .sections
+        .iter()
+        .filter_map(|s| s.headlines.iter().min_by_key(|h| std::cmp::Reverse(h.verdict)))
+        .filter(|h| h.verdict >= report::Verdict::Warn)
+        .collect();
+    firsts.sort_by_key(|h| std::cmp::Reverse(h.verdict));
+    let rest = model.headlines.iter().filter(|h| h.verdict >= report::Verdict::Warn);
+    let mut top: Vec<&report::model::Headline> = Vec::new();
+    for h in firsts.into_iter().chain(rest) {
+        if top.len() < 6 && !top.contains(&h) {
+            top.push(h);
+        }
+    }
+    top.sort_by_key(|h| std::cmp::Reverse(h.verdict));
     if !top.is_empty() {
         println!("\ntop findings:");
         for h in top {
@@ -513,17 +569,6 @@ fn next_commands(out: &Path, have_plan: bool) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plan_keys_come_from_the_yaml() {
-        let v = plan_doc(
-            "schema_version: 1\nname: lowlat\nreserved: '0'\nisolated: 1-3\noptions:\n  name: x\n",
-        );
-        assert_eq!(v["reserved"], "0");
-        assert_eq!(v["isolated"], "1-3");
-        assert_eq!(v["name"], "lowlat");
-        assert_eq!(v["kind"], "plan");
-    }
 
     #[test]
     fn durations_print_as_the_cli_reads_them() {

@@ -13,7 +13,7 @@ pub enum Tool {
     Cyclictest,
     /// oslat text or --json.
     Oslat,
-    /// fio --output-format=json (the sync/fdatasync latency block).
+    /// fio --output-format=json (the sync latency block; `normal,json` output works too).
     Fio,
 }
 

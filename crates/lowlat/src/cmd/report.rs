@@ -35,6 +35,10 @@ pub struct Args {
     /// Exit 1 when the overall verdict is FAIL (for CI gates).
     #[arg(long)]
     pub strict: bool,
+    /// Also write the report's data (verdict, headlines, sections, tables, chart series) as
+    /// JSON to FILE (`-` = stdout, then no terminal summary).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Parse a latency/duration: `850ns`, `50us`/`50µs`, `10ms`, `2s`; a bare number is µs.
@@ -66,18 +70,10 @@ pub fn options(title: &str, threshold_ns: u64) -> report::Options {
 
 /// Write the HTML and print the summary; returns the exit code for `strict`.
 pub fn write(model: &report::Report, output: &Path, strict: bool) -> anyhow::Result<ExitCode> {
-    let html = report::html::render(model);
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(output, &html).with_context(|| format!("writing {}", output.display()))?;
+    let bytes = write_html(model, output)?;
     print!("{}", report::summary::render(model));
-    println!("wrote {} ({} KiB)", output.display(), html.len().div_ceil(1024));
-    Ok(if strict && model.verdict == report::Verdict::Fail {
-        ExitCode::CheckFailed
-    } else {
-        ExitCode::Ok
-    })
+    println!("wrote {} ({} KiB)", output.display(), bytes.div_ceil(1024));
+    Ok(strict_code(model, strict))
 }
 
 fn load(paths: &[PathBuf]) -> anyhow::Result<Vec<report::Doc>> {
@@ -99,7 +95,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         report::build(&load(&args.results)?, &opts)
     };
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&model).context("serializing the report model")?;
+        if path.as_os_str() == "-" {
+            write_html(&model, &args.output)?;
+            println!("{text}");
+            return Ok(strict_code(&model, args.strict));
+        }
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
     write(&model, &args.output, args.strict)
+}
+
+/// Render and write the HTML (creating the directory); returns its size in bytes.
+fn write_html(model: &report::Report, output: &Path) -> anyhow::Result<usize> {
+    let html = report::html::render(model);
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(output, &html).with_context(|| format!("writing {}", output.display()))?;
+    Ok(html.len())
+}
+
+fn strict_code(model: &report::Report, strict: bool) -> ExitCode {
+    if strict && model.verdict == report::Verdict::Fail {
+        ExitCode::CheckFailed
+    } else {
+        ExitCode::Ok
+    }
 }
 
 #[cfg(test)]

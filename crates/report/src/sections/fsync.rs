@@ -95,7 +95,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             caption: format!("Per-window percentiles show interference that whole-run numbers average away ({limits})."),
         }));
     }
-    if !v.scenarios.is_empty() {
+    // A single scenario is the run above; the matrix only says something with two or more.
+    if v.scenarios.len() > 1 {
         let mut rows = Vec::new();
         let mut series = Vec::new();
         for (i, s) in v.scenarios.iter().enumerate() {
@@ -178,6 +179,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             }));
         }
     }
+    blocks.push(super::run_conditions(doc));
     if let Some(env) = &v.environment {
         if let Some(o) = env.as_object() {
             blocks.push(Block::Facts {

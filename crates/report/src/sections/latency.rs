@@ -22,7 +22,7 @@ pub fn bin_histogram(buckets: &[BucketView], x_max_ns: u64, nbins: usize) -> Vec
         let mid = b.lo_ns as f64 + (b.hi_ns.saturating_sub(b.lo_ns) as f64) / 2.0;
         let i = ((mid / width) as usize).min(nbins - 1);
         if let Some(c) = bins.get_mut(i) {
-            *c += b.count;
+            *c = c.saturating_add(b.count);
         }
     }
     let mut out = Vec::new();
@@ -43,8 +43,8 @@ pub fn nice_width(raw_ns: u64) -> u64 {
     let mut p = 100u64;
     loop {
         for m in [1, 2, 5] {
-            if p * m >= raw_ns {
-                return p * m;
+            if p.saturating_mul(m) >= raw_ns {
+                return p.saturating_mul(m);
             }
         }
         p = p.saturating_mul(10);
@@ -123,8 +123,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     }
 
     let worst = threads.iter().filter(|t| t.max_ns.is_some()).max_by_key(|t| t.max_ns);
-    let overruns: u64 = threads.iter().map(|t| t.overruns).sum();
-    let samples: u64 = threads.iter().map(|t| t.count).sum();
+    let overruns = threads.iter().fold(0u64, |a, t| a.saturating_add(t.overruns));
+    let samples = threads.iter().fold(0u64, |a, t| a.saturating_add(t.count));
     if let Some(w) = worst {
         let max = w.max_ns.unwrap_or(0);
         let mut v = if max < thr { Verdict::Pass } else { Verdict::Fail };
@@ -200,12 +200,22 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             })
             .max()
             .unwrap_or(1)
-            .max(thr.min(2 * with_hist.iter().filter_map(|t| t.max_ns).max().unwrap_or(0)))
+            .max(thr.min(
+                with_hist.iter().filter_map(|t| t.max_ns).max().unwrap_or(0).saturating_mul(2),
+            ))
             .max(1);
         let nbins = ctx.opts.max_points.clamp(10, 1000);
-        let overflow: u64 =
-            with_hist.iter().filter_map(|t| t.histogram.as_ref()).map(|h| h.overflow).sum();
-        let body = 2 * with_hist.iter().filter_map(|t| t.p999_ns).max().unwrap_or(0).max(500);
+        let overflow: u64 = with_hist
+            .iter()
+            .filter_map(|t| t.histogram.as_ref())
+            .fold(0u64, |a, h| a.saturating_add(h.overflow));
+        let body = with_hist
+            .iter()
+            .filter_map(|t| t.p999_ns)
+            .max()
+            .unwrap_or(0)
+            .max(500)
+            .saturating_mul(2);
         let hist_chart = |id: &str, title: String, x_max: u64, caption: String| Chart {
             id: id.into(),
             title,
@@ -245,7 +255,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
                 if overflow > 0 { format!(" {} samples beyond the histogram's range are not drawn (they count in max).", fmt_count(overflow)) } else { String::new() }
             ),
         )));
-        if x_max > 8 * body {
+        if x_max / 8 > body {
             blocks.push(Block::Chart(hist_chart(
                 "body",
                 format!("{title} histogram per CPU, up to {} (2 × p99.9)", fmt_ns(body)),
@@ -300,6 +310,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             blocks.push(Block::Table(t));
         }
     }
+    blocks.push(super::run_conditions(doc));
     vec![Section::new(id, title, headlines, blocks)]
 }
 

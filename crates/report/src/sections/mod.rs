@@ -11,6 +11,7 @@ mod latency;
 mod ticks;
 mod topology;
 mod verify;
+mod watch;
 
 use crate::input::Doc;
 use crate::model::{Headline, Note, Report, Section, Verdict};
@@ -69,6 +70,7 @@ const PLUGINS: &[Plugin] = &[
     Plugin { kinds: &["timer", "noise"], build: latency::build },
     Plugin { kinds: &["ticks"], build: ticks::build },
     Plugin { kinds: &["fsync", "etcd"], build: fsync::build },
+    Plugin { kinds: &["watch"], build: watch::build },
     Plugin { kinds: &["inspect"], build: inspect::build },
 ];
 
@@ -85,8 +87,10 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
         sections.push(s);
     }
     for plugin in PLUGINS {
-        for doc in docs.iter().filter(|d| plugin.kinds.contains(&d.kind.as_str())) {
-            sections.extend((plugin.build)(doc, &ctx));
+        for kind in plugin.kinds {
+            for doc in docs.iter().filter(|d| d.kind == *kind) {
+                sections.extend((plugin.build)(doc, &ctx));
+            }
         }
     }
     let known =
@@ -115,9 +119,7 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     }
     banners.extend(opts.notes.iter().cloned());
 
-    let mut headlines: Vec<Headline> =
-        sections.iter().flat_map(|s| s.headlines.iter().cloned()).collect();
-    headlines.sort_by_key(|h| std::cmp::Reverse(h.verdict));
+    let headlines = header_lines(&sections);
     let verdict = overall(&sections);
 
     Report {
@@ -130,6 +132,57 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
         sections,
         inputs: docs.iter().map(|d| (d.source.clone(), d.kind.clone())).collect(),
     }
+}
+
+/// The run conditions of a result (tool, start, duration, partial flag, every parameter), as
+/// rteval prints them: a number is never shown without how it was measured.
+pub(crate) fn run_conditions(doc: &Doc) -> crate::model::Block {
+    let rows = run_rows(doc);
+    let text = rows.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(" · ");
+    crate::model::Block::Note(Note {
+        verdict: Verdict::Info,
+        text: format!("Run conditions — {text}"),
+    })
+}
+
+fn run_rows(doc: &Doc) -> Vec<(String, String)> {
+    let env = doc.envelope();
+    let mut rows = vec![("source".to_string(), doc.source.clone())];
+    if let Some(t) = env.tool {
+        rows.push(("tool".into(), t));
+    }
+    if let Some(s) = env.started_at {
+        rows.push(("started".into(), s));
+    }
+    if let Some(d) = env.duration_ns {
+        rows.push(("duration".into(), crate::model::fmt_duration_s(d / 1_000_000_000)));
+    }
+    if env.partial {
+        rows.push(("partial".into(), "yes: the run was cut short".into()));
+    }
+    if let Some(o) = env.params.as_object() {
+        for (k, v) in o.iter().filter(|(_, v)| !v.is_null()) {
+            rows.push((k.clone(), crate::input::value_text(v)));
+        }
+    }
+    if let Some(l) = doc.value.get("load").filter(|l| !l.is_null()) {
+        rows.push(("load".into(), crate::input::value_text(l)));
+    }
+    rows
+}
+
+/// The header's verdict lines: each section's first line, then further failures, at most 8,
+/// worst first (the sections hold the rest).
+pub fn header_lines(sections: &[Section]) -> Vec<Headline> {
+    let mut out: Vec<Headline> =
+        sections.iter().filter_map(|s| s.headlines.first().cloned()).collect();
+    for h in sections.iter().flat_map(|s| s.headlines.iter().skip(1)) {
+        if h.verdict == Verdict::Fail && out.len() < 8 {
+            out.push(h.clone());
+        }
+    }
+    out.sort_by_key(|h| std::cmp::Reverse(h.verdict));
+    out
 }
 
 /// The overall verdict: the worst judged section; Info when nothing was judged.

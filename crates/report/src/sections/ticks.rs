@@ -178,5 +178,6 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
             caption: "A nohz_full CPU running one task should show ~1 tick/s; CONFIG_HZ (100–1000/s) means the tick is still on.".into(),
         }));
     }
+    blocks.push(super::run_conditions(doc));
     vec![Section::new("ticks", "Timer ticks", headlines, blocks)]
 }
