@@ -128,6 +128,15 @@ fn sigint_after(
     after: Duration,
     times: u32,
 ) -> std::process::Output {
+    // The first line is printed after the signal handlers are installed: wait for it, so a
+    // slow start on a loaded machine cannot turn the test into a default-action kill.
+    if let Some(out) = child.stdout.take() {
+        use std::io::BufRead;
+        let mut r = std::io::BufReader::new(out);
+        let mut line = String::new();
+        let _ = r.read_line(&mut line);
+        std::thread::spawn(move || std::io::copy(&mut r, &mut std::io::sink()));
+    }
     std::thread::sleep(after);
     for _ in 0..times {
         // SAFETY: kill(2) on our own child's pid.

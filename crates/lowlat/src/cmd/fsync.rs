@@ -97,6 +97,34 @@ pub(crate) fn host_context() -> results::HostContext {
     super::common::host_context(&host::read(&host::Root::live()))
 }
 
+/// Fill what the storage crate could not read from the host model's block devices and
+/// cgroup facts (the storage crate finds the device behind the directory; `host` reads every
+/// device's queue).
+fn complete_env(env: &mut results::fsync::StorageEnv, h: &host::Host) {
+    if let Some(b) =
+        env.device.as_deref().and_then(|d| h.block_devices.iter().find(|b| b.name == d))
+    {
+        if env.scheduler.is_none() {
+            env.scheduler = b.scheduler.clone();
+        }
+        if env.schedulers_available.is_empty() {
+            env.schedulers_available = b.schedulers_available.clone();
+        }
+        if env.wbt_lat_usec.is_none() {
+            env.wbt_lat_usec = b.wbt_lat_usec.as_deref().and_then(|w| w.trim().parse().ok());
+        }
+        if env.write_cache.is_none() {
+            env.write_cache = b.write_cache.clone();
+        }
+        if env.rotational.is_none() {
+            env.rotational = b.rotational;
+        }
+    }
+    if env.cgroup_version.is_none() {
+        env.cgroup_version = h.cgroup.version.clone();
+    }
+}
+
 fn specs(
     a: &Args,
     env: &results::fsync::StorageEnv,
@@ -169,7 +197,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return Err(usage("--outstanding: expected 1..=256"));
     }
     let root = SysRoot::default();
-    let env = storage::env::read_env(&root, &a.dir);
+    let host = host::read(&host::Root::live());
+    let mut env = storage::env::read_env(&root, &a.dir);
+    complete_env(&mut env, &host);
     let (specs, skipped) = specs(&a, &env)?;
     let stop = match (a.size, a.duration) {
         (Some(b), _) => Stop::Bytes(b),
@@ -213,7 +243,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     envelope.partial = interrupted || scenarios.len() < specs.len();
     envelope.started_at = Some(rfc3339(started));
     envelope.duration_ns = started.elapsed().unwrap_or_default().as_nanos() as u64;
-    envelope.host = host_context();
+    envelope.host = super::common::host_context(&host);
     envelope.params = serde_json::json!({
         "dir": a.dir, "bs": a.bs, "sync": sync_name,
         "size": a.size, "duration_ns": a.duration.map(|d| d.as_nanos() as u64),
@@ -429,4 +459,35 @@ pub fn run_etcd(a: EtcdArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::CheckFailed
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_model_fills_what_the_storage_reader_missed() {
+        let mut h = host::Host::default();
+        h.block_devices.push(host::model::BlockDevice {
+            name: "vdz".into(),
+            scheduler: Some("bfq".into()),
+            schedulers_available: vec!["none".into(), "bfq".into()],
+            wbt_lat_usec: Some("75000".into()),
+            write_cache: Some("write back".into()),
+            rotational: Some(true),
+            ..Default::default()
+        });
+        h.cgroup.version = Some("v2".into());
+        let mut env = results::fsync::StorageEnv {
+            device: Some("vdz".into()),
+            write_cache: Some("write through".into()),
+            ..Default::default()
+        };
+        complete_env(&mut env, &h);
+        assert_eq!(env.scheduler.as_deref(), Some("bfq"));
+        assert_eq!(env.wbt_lat_usec, Some(75000));
+        assert_eq!(env.write_cache.as_deref(), Some("write through"), "own reading wins");
+        assert_eq!(env.cgroup_version.as_deref(), Some("v2"));
+        assert_eq!(env.schedulers_available.len(), 2);
+    }
 }
