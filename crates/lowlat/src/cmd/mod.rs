@@ -39,9 +39,3 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Generate(c) => generate::run(c),
     }
 }
-
-/// Placeholder result for a subcommand whose issue has not landed yet.
-#[allow(dead_code, reason = "kept for subcommands that are not built yet")]
-pub(crate) fn not_built(what: &str) -> anyhow::Result<ExitCode> {
-    Err(crate::exit::usage(format!("`lowlat {what}` is not available in this build yet")))
-}
