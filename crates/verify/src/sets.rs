@@ -68,32 +68,9 @@ pub fn capped(lines: Vec<String>, n: usize) -> Vec<String> {
     out
 }
 
-/// Parse a cmdline string into (key, value) tokens (values may be quoted).
-pub fn tokens(cmdline: &str) -> Vec<(String, Option<String>)> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for ch in cmdline.chars() {
-        match ch {
-            '"' => quoted = !quoted,
-            c if c.is_whitespace() && !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out.into_iter()
-        .map(|t| match t.split_once('=') {
-            Some((k, v)) => (k.to_string(), Some(v.to_string())),
-            None => (t, None),
-        })
-        .collect()
-}
+/// Split a command line into `(key, value)` tokens: the host reader's tokenizer, so
+/// `/proc/cmdline` and boot-loader entries are read by the same rules.
+pub use host::parse::cmdline::tokens;
 
 #[cfg(test)]
 mod tests {
