@@ -192,26 +192,8 @@ pub struct EnvelopeView {
     pub tool: Option<String>,
     pub started_at: Option<String>,
     pub duration_ns: Option<u64>,
-    pub host: HostView,
+    pub host: results::HostContext,
     pub params: Value,
-}
-
-/// `host` context of a result file.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct HostView {
-    pub hostname: Option<String>,
-    pub kernel: Option<String>,
-    pub realtime: Option<bool>,
-    pub virtualization: Option<String>,
-    pub cmdline: Option<String>,
-    pub clocksource: Option<String>,
-    pub isolated: Option<String>,
-    pub nohz_full: Option<String>,
-    pub online: Option<String>,
-    pub governors: Vec<String>,
-    pub smt_active: Option<bool>,
-    pub cpu_model: Option<String>,
 }
 
 /// A non-empty histogram bucket `[lo_ns, hi_ns)`.

@@ -19,7 +19,9 @@ pub use latency::{
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The host facts every result carries, so a number is never read without its context.
+/// Every field is optional, so files from older versions or importers read as "unknown".
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HostContext {
     pub hostname: Option<String>,
     /// `uname -r`.

@@ -1,6 +1,8 @@
 //! Memory: `/proc/meminfo` totals and default hugepage size, transparent hugepages, KSM, and
 //! system-wide hugepages per size (per-node counts are read with the NUMA nodes).
 
+use std::collections::BTreeMap;
+
 use super::Ctx;
 use crate::model::{Host, HugePages};
 use crate::parse::{bracketed, kv};
@@ -38,19 +40,25 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
         );
     }
     host.memory.ksm_run = cx.opt_value("memory.ksm_run", &format!("{MM}/ksm/run"));
-    if let Some(sizes) = cx.list("memory.hugepages", &format!("{MM}/hugepages")) {
-        for s in sizes {
-            let Some(kb) = s
-                .strip_prefix("hugepages-")
-                .and_then(|r| r.strip_suffix("kB"))
-                .and_then(|n| n.parse().ok())
-            else {
-                continue;
-            };
-            let d = format!("{MM}/hugepages/{s}");
-            let total = cx.opt_int("memory.hugepages", &format!("{d}/nr_hugepages")).unwrap_or(0);
-            let free = cx.opt_int("memory.hugepages", &format!("{d}/free_hugepages")).unwrap_or(0);
-            host.memory.hugepages.insert(kb, HugePages { total, free });
-        }
+    host.memory.hugepages = hugepages(cx, "memory.hugepages", &format!("{MM}/hugepages"));
+}
+
+/// The `hugepages-<N>kB/{nr,free}_hugepages` pools under `dir` (system-wide
+/// `/sys/kernel/mm/hugepages` or a NUMA node's `hugepages`), keyed by page size in kB.
+pub(super) fn hugepages(cx: &mut Ctx, field: &str, dir: &str) -> BTreeMap<u64, HugePages> {
+    let mut out = BTreeMap::new();
+    for s in cx.list(field, dir).unwrap_or_default() {
+        let Some(kb) = s
+            .strip_prefix("hugepages-")
+            .and_then(|r| r.strip_suffix("kB"))
+            .and_then(|n| n.parse().ok())
+        else {
+            continue;
+        };
+        let d = format!("{dir}/{s}");
+        let total = cx.opt_int(field, &format!("{d}/nr_hugepages")).unwrap_or(0);
+        let free = cx.opt_int(field, &format!("{d}/free_hugepages")).unwrap_or(0);
+        out.insert(kb, HugePages { total, free });
     }
+    out
 }

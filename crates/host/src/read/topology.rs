@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use cpuset::CpuSet;
 
 use super::{numbered, Ctx};
-use crate::model::{Cache, CpuTopo, Host, HugePages, NumaNode};
+use crate::model::{Cache, CpuTopo, Host, NumaNode};
 use crate::parse::{cpuinfo, kv};
 
 const CPU: &str = "sys/devices/system/cpu";
@@ -156,25 +156,8 @@ fn read_nodes(cx: &mut Ctx, host: &mut Host) {
             .map(|d| d.split_whitespace().filter_map(|x| x.parse().ok()).collect())
             .unwrap_or_default();
         let meminfo = cx.opt_text("numa_nodes[].mem_total_kb", &format!("{base}/meminfo"));
-        let mut hugepages = BTreeMap::new();
-        if let Some(sizes) = cx.list("numa_nodes[].hugepages", &format!("{base}/hugepages")) {
-            for s in sizes {
-                let Some(kb) = s
-                    .strip_prefix("hugepages-")
-                    .and_then(|r| r.strip_suffix("kB"))
-                    .and_then(|n| n.parse().ok())
-                else {
-                    continue;
-                };
-                let d = format!("{base}/hugepages/{s}");
-                let total =
-                    cx.opt_int("numa_nodes[].hugepages", &format!("{d}/nr_hugepages")).unwrap_or(0);
-                let free = cx
-                    .opt_int("numa_nodes[].hugepages", &format!("{d}/free_hugepages"))
-                    .unwrap_or(0);
-                hugepages.insert(kb, HugePages { total, free });
-            }
-        }
+        let hugepages =
+            super::memory::hugepages(cx, "numa_nodes[].hugepages", &format!("{base}/hugepages"));
         for c in host.topology.cpus.iter_mut().filter(|c| cpus.contains(c.cpu)) {
             c.numa_node = Some(id);
         }
