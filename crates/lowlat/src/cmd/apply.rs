@@ -204,17 +204,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     ));
                 }
             }
-            if !rep.skipped.is_empty() {
-                let _ = writeln!(out, "skipped:");
-                for d in &rep.skipped {
-                    let _ = writeln!(
-                        out,
-                        "  {:<58} {}",
-                        d.target.to_string(),
-                        d.message.as_deref().unwrap_or("")
-                    );
-                }
-            }
+            skipped_lines(&mut out, &rep.skipped);
             out.push_str(&notes_block(&changes.notes));
             out.push_str(&pending_block(&plan, &host, &args.plan));
             let _ = writeln!(out, "undo with: lowlat revert --journal {}", args.journal.display());
@@ -277,6 +267,18 @@ pub struct RevertArgs {
     pub sysroot: Option<PathBuf>,
 }
 
+/// The "skipped:" block shared by apply's and revert's summaries (nothing when empty).
+fn skipped_lines(out: &mut String, skipped: &[Done]) {
+    if skipped.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "skipped:");
+    for d in skipped {
+        let _ =
+            writeln!(out, "  {:<58} {}", d.target.to_string(), d.message.as_deref().unwrap_or(""));
+    }
+}
+
 fn done_line(d: &Done) -> String {
     row(&d.target.to_string(), &d.new, &d.old, d.message.as_deref().unwrap_or(""))
 }
@@ -316,17 +318,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     for d in &rep.restored {
         out.push_str(&done_line(d));
     }
-    if !rep.skipped.is_empty() {
-        let _ = writeln!(out, "skipped:");
-        for d in &rep.skipped {
-            let _ = writeln!(
-                out,
-                "  {:<58} {}",
-                d.target.to_string(),
-                d.message.as_deref().unwrap_or("")
-            );
-        }
-    }
+    skipped_lines(&mut out, &rep.skipped);
     if !rep.failed.is_empty() {
         let _ = writeln!(out, "NOT restored:");
         for (d, e) in &rep.failed {
