@@ -1,4 +1,4 @@
-//! The three must-gather nodes in `shared/fixtures/must-gather/` read through `Root`.
+//! The three must-gather nodes in `testdata/fixtures/must-gather/` read through `Root`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test helpers")]
 
@@ -6,22 +6,13 @@ use std::path::{Path, PathBuf};
 
 use host::{Root, Severity};
 
-/// `shared/` beside an ancestor of this crate (worktrees: `/work/shared`; CI: `<repo>/../shared`).
-fn shared_dir() -> PathBuf {
-    let mut d = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    loop {
-        let cand = d.join("shared");
-        if cand.join("fixtures").is_dir() {
-            return cand;
-        }
-        if !d.pop() {
-            panic!("no shared/ directory beside any ancestor of {}", env!("CARGO_MANIFEST_DIR"));
-        }
-    }
+/// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+fn testdata_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 fn mg(name: &str) -> PathBuf {
-    shared_dir().join("fixtures/must-gather").join(name)
+    testdata_dir().join("fixtures/must-gather").join(name)
 }
 
 #[test]

@@ -70,14 +70,8 @@ fn snapshot_of_a_snapshot_is_the_same() {
 #[test]
 fn must_gather_snapshot_round_trips() {
     // Snapshots work from any root, keeping in-tree symlinks (pci devices, node cpus).
-    let mut d = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    let shared = loop {
-        if d.join("shared/fixtures").is_dir() {
-            break d.join("shared");
-        }
-        assert!(d.pop(), "no shared/ directory");
-    };
-    let mg = shared.join("fixtures/must-gather/must-gather.bare-metal");
+    let testdata = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"));
+    let mg = testdata.join("fixtures/must-gather/must-gather.bare-metal");
     let (a, b) =
         round_trip(Root::must_gather(&mg, Some("worker2")).unwrap(), &ReadOptions::default());
     assert_eq!(a, b);

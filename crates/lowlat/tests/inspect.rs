@@ -14,18 +14,13 @@ fn lowlat() -> Command {
     c
 }
 
-fn shared_dir() -> PathBuf {
-    let mut d = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    loop {
-        if d.join("shared/fixtures").is_dir() {
-            return d.join("shared");
-        }
-        assert!(d.pop(), "no shared/ directory beside an ancestor");
-    }
+/// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+fn testdata_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 fn bare_metal() -> PathBuf {
-    shared_dir().join("fixtures/must-gather/must-gather.bare-metal")
+    testdata_dir().join("fixtures/must-gather/must-gather.bare-metal")
 }
 
 fn vm_fixture() -> PathBuf {

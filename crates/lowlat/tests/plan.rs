@@ -7,18 +7,13 @@ use std::path::PathBuf;
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn shared_dir() -> PathBuf {
-    let mut d = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if d.join("shared/fixtures").is_dir() {
-            return d.join("shared");
-        }
-        assert!(d.pop(), "no shared/ directory above {}", env!("CARGO_MANIFEST_DIR"));
-    }
+/// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+fn testdata_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 fn mg(name: &str) -> String {
-    shared_dir().join("fixtures/must-gather").join(name).display().to_string()
+    testdata_dir().join("fixtures/must-gather").join(name).display().to_string()
 }
 
 fn lowlat() -> Command {
@@ -91,7 +86,7 @@ fn normalize(yaml: &str) -> Vec<String> {
 
 #[test]
 fn ppc_args_files_reproduce_ppcs_profiles() {
-    let exp = shared_dir().join("fixtures/ppc-expected");
+    let exp = testdata_dir().join("fixtures/ppc-expected");
     for n in 1..=5 {
         let dir = tempfile::tempdir().unwrap();
         let plan = dir.path().join("plan.yaml");

@@ -7,14 +7,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn shared_dir() -> PathBuf {
-    let mut d = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if d.join("shared/fixtures").is_dir() {
-            return d.join("shared");
-        }
-        assert!(d.pop(), "no shared/ directory above {}", env!("CARGO_MANIFEST_DIR"));
-    }
+/// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+fn testdata_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 fn lowlat() -> Command {
@@ -24,7 +19,7 @@ fn lowlat() -> Command {
 }
 
 fn make_plan(dir: &Path) -> PathBuf {
-    let mg = shared_dir().join("fixtures/must-gather/must-gather.bare-metal");
+    let mg = testdata_dir().join("fixtures/must-gather/must-gather.bare-metal");
     let out = dir.join("plan.yaml");
     lowlat()
         .args(["plan", "--must-gather"])

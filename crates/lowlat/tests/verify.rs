@@ -7,22 +7,13 @@ use std::process::Command;
 
 use assert_cmd::cargo::CommandCargoExt;
 
-/// `shared/` beside an ancestor of this crate (`/work/shared` from a worktree, `<repo>/../shared` in CI).
-fn shared_dir() -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared");
-        if candidate.join("fixtures").is_dir() {
-            return candidate;
-        }
-        if !dir.pop() {
-            panic!("no shared/fixtures beside any ancestor of {}", env!("CARGO_MANIFEST_DIR"));
-        }
-    }
+/// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+fn testdata_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 fn must_gather() -> PathBuf {
-    let base = shared_dir().join("fixtures/must-gather/must-gather.bare-metal");
+    let base = testdata_dir().join("fixtures/must-gather/must-gather.bare-metal");
     std::fs::read_dir(&base)
         .into_iter()
         .flatten()

@@ -1,4 +1,4 @@
-//! Every Performance Profile Creator case in `shared/fixtures/ppc-expected/` reproduced from
+//! Every Performance Profile Creator case in `testdata/fixtures/ppc-expected/` reproduced from
 //! the real must-gathers: the CPU sets here; the whole PerformanceProfile in the render crate.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -8,20 +8,13 @@ use std::path::{Path, PathBuf};
 use plan::layout::Layout;
 use plan::ppc::{calculate, PpcInput};
 
-fn shared_dir() -> PathBuf {
-    let mut d = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if d.join("shared/fixtures").is_dir() {
-            return d.join("shared");
-        }
-        if !d.pop() {
-            panic!("no shared/ directory above {}", env!("CARGO_MANIFEST_DIR"));
-        }
-    }
+/// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+fn testdata_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 fn host(mg: &str, node: &str) -> host::Host {
-    let dir = shared_dir().join("fixtures/must-gather").join(mg);
+    let dir = testdata_dir().join("fixtures/must-gather").join(mg);
     let root = host::Root::must_gather(Path::new(&dir), Some(node)).unwrap();
     host::read(&root)
 }

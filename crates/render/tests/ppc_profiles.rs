@@ -1,4 +1,4 @@
-//! Every Performance Profile Creator case in `shared/fixtures/ppc-expected/profileN.{json,yaml}`
+//! Every Performance Profile Creator case in `testdata/fixtures/ppc-expected/profileN.{json,yaml}`
 //! reproduced from the fixture must-gathers, compared with PPC's output as parsed YAML.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -16,7 +16,7 @@ fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a Value> {
 
 #[test]
 fn every_ppc_fixture_profile_is_reproduced() {
-    let dir = common::shared_dir().join("fixtures/ppc-expected");
+    let dir = common::testdata_dir().join("fixtures/ppc-expected");
     let mut cases: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))

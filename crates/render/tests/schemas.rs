@@ -1,5 +1,5 @@
 //! Every OpenShift manifest lowlat renders validates against the real CRDs'
-//! `openAPIV3Schema` (`shared/schemas/`), and a broken manifest does not.
+//! `openAPIV3Schema` (`testdata/schemas/`), and a broken manifest does not.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -9,7 +9,7 @@ use render::{render, RenderOptions, Target};
 use serde_json::Value as Json;
 
 fn crd_schema(file: &str, version: &str) -> Json {
-    let path = common::shared_dir().join("schemas").join(file);
+    let path = common::testdata_dir().join("schemas").join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let crd: serde_norway::Value = serde_norway::from_str(&text).unwrap();
     let crd: Json = serde_json::to_value(crd).unwrap();

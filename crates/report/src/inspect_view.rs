@@ -1044,20 +1044,15 @@ mod tests {
 
     use super::*;
 
-    fn shared_dir() -> PathBuf {
-        let mut d = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-        loop {
-            if d.join("shared/fixtures").is_dir() {
-                return d.join("shared");
-            }
-            assert!(d.pop(), "no shared/ directory beside an ancestor");
-        }
+    /// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+    fn testdata_dir() -> PathBuf {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
     }
 
     fn node(mg: &str, node: &str) -> Host {
-        let dir = shared_dir().join("fixtures/must-gather").join(mg);
+        let dir = testdata_dir().join("fixtures/must-gather").join(mg);
         let mut h = host::read(&host::Root::must_gather(&dir, Some(node)).unwrap());
-        h.source.path = format!("<shared>/fixtures/must-gather/{mg}");
+        h.source.path = format!("<testdata>/fixtures/must-gather/{mg}");
         h
     }
 

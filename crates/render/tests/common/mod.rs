@@ -1,4 +1,4 @@
-//! Shared test helpers: the `shared/` directory, fixture hosts, fixture plans.
+//! Shared test helpers: the `testdata/` directory, fixture hosts, fixture plans.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
@@ -9,18 +9,13 @@ use plan::partition::{CpuRequest, PartitionRequest};
 use plan::ppc::PpcInput;
 use plan::{HugepageRequest, Plan, PlanOptions, PlanRequest};
 
-pub fn shared_dir() -> PathBuf {
-    let mut d = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if d.join("shared/fixtures").is_dir() {
-            return d.join("shared");
-        }
-        assert!(d.pop(), "no shared/ directory above {}", env!("CARGO_MANIFEST_DIR"));
-    }
+/// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
+pub fn testdata_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
 }
 
 pub fn must_gather(name: &str) -> PathBuf {
-    shared_dir().join("fixtures/must-gather").join(name)
+    testdata_dir().join("fixtures/must-gather").join(name)
 }
 
 pub fn host(mg: &str, node: &str) -> host::Host {
