@@ -6,10 +6,12 @@
 //! reports the byte position and the offending text on error.
 
 mod parse;
+mod selector;
 
 use std::fmt;
 
 pub use parse::ParseError;
+pub use selector::{CpuName, CpuSelector};
 
 /// The largest number of CPUs a set can hold (the kernel's `NR_CPUS` ceiling on x86_64).
 pub const MAX_CPUS: usize = 8192;
@@ -44,21 +46,30 @@ impl CpuSet {
         parse::mask(s)
     }
 
-    /// Parse either form: a mask if it contains a hex letter or `0x` prefix or has the shape
-    /// of comma-separated 8-digit words, otherwise a cpu-list. Use this for user input.
+    /// Parse user input in either form. A hex mask must say so: a `0x` prefix (`0x1f`), or the
+    /// kernel's comma-separated 32-bit words (`ff,ffffffff`: every word after the first has 8
+    /// hex digits). Anything else is a cpu-list, so `abc` is an error (with a hint to write
+    /// `0xabc`), never silently the mask 0xabc.
     pub fn parse_any(s: &str) -> Result<Self, ParseError> {
         let t = s.trim();
         if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
             return parse::mask(hex).map_err(|e| e.shifted(2));
         }
-        let looks_mask = t.contains(|c: char| c.is_ascii_alphabetic() && c.is_ascii_hexdigit())
-            || (t.contains(',')
-                && t.split(',').all(|w| w.len() == 8 && w.chars().all(|c| c.is_ascii_hexdigit())));
-        if looks_mask {
-            parse::mask(t)
-        } else {
-            parse::list(t)
+        let hex = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_hexdigit());
+        let mut words = t.split(',');
+        let kernel_mask = t.contains(',')
+            && words.next().is_some_and(|w| hex(w) && w.len() <= 8)
+            && words.all(|w| hex(w) && w.len() == 8);
+        if kernel_mask {
+            return parse::mask(t);
         }
+        parse::list(t).map_err(|e| {
+            if hex(t) {
+                e.with_hint("a hex mask needs the 0x prefix (e.g. 0x1f)")
+            } else {
+                e
+            }
+        })
     }
 
     /// A set holding `0..n`.

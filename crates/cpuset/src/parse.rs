@@ -5,7 +5,7 @@ use crate::{CpuSet, MAX_CPUS};
 
 /// A cpu-list or mask that could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{what} at position {pos}: `{text}` (cpu-lists look like `0-3,8,10-11`; masks like `ff,ffffffff`)")]
+#[error("{what} at position {pos}: `{text}` ({hint})")]
 pub struct ParseError {
     /// Byte offset of the offending text in the input.
     pub pos: usize,
@@ -13,12 +13,21 @@ pub struct ParseError {
     pub text: String,
     /// What is wrong with it.
     pub what: &'static str,
+    /// What to write instead.
+    pub hint: &'static str,
 }
+
+const HINT: &str = "cpu-lists look like `0-3,8,10-11`; masks like `ff,ffffffff` or `0x1f`";
 
 impl ParseError {
     fn new(pos: usize, text: &str, what: &'static str) -> Self {
         let text: String = text.chars().take(40).collect();
-        Self { pos, text, what }
+        Self { pos, text, what, hint: HINT }
+    }
+
+    pub(crate) fn with_hint(mut self, hint: &'static str) -> Self {
+        self.hint = hint;
+        self
     }
 
     pub(crate) fn shifted(mut self, by: usize) -> Self {

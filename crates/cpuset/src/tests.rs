@@ -68,7 +68,11 @@ fn parse_any_detects_the_form() {
     assert_eq!(CpuSet::parse_any("0x1f").unwrap().to_list(), "0-4");
     assert_eq!(CpuSet::parse_any("ff,ffffffff").unwrap().to_list(), "0-39");
     assert_eq!(CpuSet::parse_any("10-11").unwrap().to_list(), "10-11");
-    assert_eq!(CpuSet::parse_any("a").unwrap().to_list(), "1,3");
+    assert_eq!(CpuSet::parse_any("0xa").unwrap().to_list(), "1,3");
+    let e = CpuSet::parse_any("abc").unwrap_err();
+    assert!(e.to_string().contains("0x prefix"), "{e}");
+    assert_eq!(CpuSet::parse_any("1,3").unwrap().to_list(), "1,3");
+    assert_eq!(CpuSet::parse_any("3,ffffffff").unwrap().to_list(), "0-33");
 }
 
 #[test]

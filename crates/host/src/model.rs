@@ -445,4 +445,28 @@ impl Host {
             .or_else(|| self.kernel.boot.isolcpus.as_ref().map(|i| i.cpus.clone()))
             .unwrap_or_default()
     }
+
+    /// The `nohz_full` CPUs, from sysfs or else from the command line.
+    pub fn nohz_full_cpus(&self) -> CpuSet {
+        self.cpus
+            .nohz_full
+            .clone()
+            .or_else(|| self.kernel.boot.nohz_full.clone())
+            .unwrap_or_default()
+    }
+
+    /// Resolve a CPU-set argument against this host: an explicit set as given, a name to this
+    /// host's set (`reserved` = online and not isolated).
+    pub fn resolve(&self, sel: &cpuset::CpuSelector) -> CpuSet {
+        use cpuset::{CpuName, CpuSelector};
+        match sel {
+            CpuSelector::Set(s) => s.clone(),
+            CpuSelector::Named(CpuName::Online) => self.online_cpus(),
+            CpuSelector::Named(CpuName::Isolated) => self.isolated_cpus(),
+            CpuSelector::Named(CpuName::NohzFull) => self.nohz_full_cpus(),
+            CpuSelector::Named(CpuName::Reserved) => {
+                self.online_cpus().difference(&self.isolated_cpus())
+            }
+        }
+    }
 }

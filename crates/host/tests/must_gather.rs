@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test helpers")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use host::{Root, Severity};
 

@@ -1,5 +1,6 @@
 //! The `lowlat` binary: parses arguments (clap derive) into typed configs and hands them to
-//! the library crates. No logic lives here beyond wiring and error-to-exit-code mapping.
+//! the library crates. What lives here: wiring, views, and the mapping from errors to the
+//! documented exit codes (`exit.rs`).
 
 mod cli;
 mod cmd;
@@ -8,14 +9,26 @@ mod exit;
 use clap::Parser;
 
 fn main() {
-    let cli = cli::Cli::parse();
-    let code = match cmd::run(cli) {
-        Ok(code) => code,
-        Err(err) => {
+    // A closed stdout (`lowlat render … | head -1`) ends the program quietly with status 0, as
+    // `head` users expect: the print that hit the closed pipe unwinds to here instead of
+    // printing a panic message. Every other panic keeps the default report.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !exit::is_broken_pipe_panic(info.payload()) {
+            default_hook(info);
+        }
+    }));
+    let outcome = std::panic::catch_unwind(|| cmd::run(cli::Cli::parse()));
+    let code = match outcome {
+        Ok(Ok(code)) => code,
+        Ok(Err(err)) if exit::is_broken_pipe(&err) => util::exit::ExitCode::Ok,
+        Ok(Err(err)) => {
             let code = exit::classify(&err);
-            eprintln!("lowlat: error: {err:#}");
+            eprintln!("lowlat: error: {}", util::term::sanitize(&format!("{err:#}"), true));
             code
         }
+        Err(payload) if exit::is_broken_pipe_panic(payload.as_ref()) => util::exit::ExitCode::Ok,
+        Err(_) => util::exit::ExitCode::Runtime,
     };
-    std::process::exit(code as i32);
+    std::process::exit(code.code());
 }

@@ -1,8 +1,21 @@
-//! Arguments shared by the read-only commands: where the host model comes from
-//! (`--root DIR|FILE.tgz`, `--must-gather DIR --node NAME`, or the live host), and the
-//! summary of a host that every result file carries.
+//! The command-line conventions every command shares, defined once (the README's "Options
+//! every command shares" section documents them):
+//!
+//! - where the host model comes from: [`HostArgs`] (`--root DIR|FILE.tgz`, `--must-gather DIR
+//!   --node NAME`, or the live host);
+//! - `--json [FILE]`: [`JsonArg`] — alone it writes the JSON form to stdout (the human view then
+//!   goes to stderr or is left out), with a value it writes that file, replaced atomically;
+//! - `-o, --output PATH`: the command's main artifact, [`Output`] (`-` = stdout where the
+//!   artifact is text), written atomically;
+//! - `-q, --quiet`: no progress or human summary; errors still go to stderr;
+//! - durations: `util::duration::parse_span` (run lengths; bare number = seconds) and
+//!   `util::duration::parse_latency` (intervals/thresholds; bare number = µs) as clap value
+//!   parsers;
+//! - CPU sets: `cpuset::CpuSelector` (cpu-list, `0x` mask or kernel mask, or a name), resolved
+//!   with `host::Host::resolve`.
 
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use anyhow::Context as _;
 
@@ -19,6 +32,77 @@ pub struct HostArgs {
     /// The must-gather node to read (without it, the nodes found are listed).
     #[arg(long, value_name = "NAME", requires = "must_gather")]
     pub node: Option<String>,
+}
+
+/// Where a document goes: stdout (`-`) or a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Standard output.
+    Stdout,
+    /// A file, replaced atomically (a temporary file beside it, then rename).
+    File(PathBuf),
+}
+
+impl FromStr for Output {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(if s == "-" { Self::Stdout } else { Self::File(PathBuf::from(s)) })
+    }
+}
+
+impl Output {
+    /// Is this stdout?
+    pub fn is_stdout(&self) -> bool {
+        matches!(self, Self::Stdout)
+    }
+
+    /// Write a whole document.
+    pub fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        match self {
+            Self::Stdout => {
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()?;
+                Ok(())
+            }
+            Self::File(p) => util::fs::write_atomic(p, bytes, 0o644)
+                .with_context(|| format!("writing {}", p.display())),
+        }
+    }
+
+    /// Write a value as pretty JSON with a final newline.
+    pub fn write_json<T: serde::Serialize>(&self, value: &T) -> anyhow::Result<()> {
+        let mut text = serde_json::to_string_pretty(value).context("serializing JSON")?;
+        text.push('\n');
+        self.write(text.as_bytes())
+    }
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdout => f.write_str("stdout"),
+            Self::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// `--json [FILE]`, the same on every command. Flatten with `#[command(flatten)]`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct JsonArg {
+    /// Write the machine-readable form (docs/CONTRACT.md): to FILE, or to stdout when no FILE
+    /// (or `-`) is given — the human view then moves to stderr.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<Output>,
+}
+
+impl JsonArg {
+    /// Is JSON going to stdout (so people's output must not)?
+    pub fn to_stdout(&self) -> bool {
+        self.json.as_ref().is_some_and(Output::is_stdout)
+    }
 }
 
 impl HostArgs {

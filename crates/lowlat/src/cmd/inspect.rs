@@ -1,9 +1,7 @@
-//! `lowlat inspect`: read the host (live, snapshot or must-gather node) and show it, or print
-//! the full model with `--json`.
+//! `lowlat inspect`: read the host (live, snapshot or must-gather node) and show it; `--json`
+//! writes the full model (to stdout, or to a file while the view still goes to stdout).
 
-use std::io::Write as _;
-
-use super::common::HostArgs;
+use super::common::{HostArgs, JsonArg};
 use crate::exit::ExitCode;
 
 /// Arguments of `lowlat inspect`.
@@ -11,9 +9,8 @@ use crate::exit::ExitCode;
 pub struct Args {
     #[command(flatten)]
     pub host: HostArgs,
-    /// Print the full host model as JSON (the stable contract for scripts).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonArg,
     /// Focus on one CPU: every thread that ran or may run there, its IRQs, its power state.
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
@@ -30,18 +27,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&h)?;
-        s.push('\n');
-        s
-    } else {
-        let st = report::term::Style::detect();
-        report::inspect_view::render(&h, &report::inspect_view::ViewOptions { cpu: args.cpu }, &st)
-    };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()) {
-        // `lowlat inspect | head` is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::Ok),
-        r => r.map(|()| ExitCode::Ok).map_err(Into::into),
+    if let Some(out) = &args.json.json {
+        out.write_json(&h)?;
     }
+    if !args.json.to_stdout() {
+        let st = report::term::Style::detect();
+        let view = report::inspect_view::ViewOptions { cpu: args.cpu };
+        super::common::Output::Stdout
+            .write(report::inspect_view::render(&h, &view, &st).as_bytes())?;
+    }
+    Ok(ExitCode::Ok)
 }

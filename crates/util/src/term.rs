@@ -1,0 +1,79 @@
+//! Terminals: whether a stream is one, whether to colour, how wide it is.
+
+use std::io::IsTerminal as _;
+
+/// Which standard stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Is the stream a terminal?
+pub fn is_tty(stream: Stream) -> bool {
+    match stream {
+        Stream::Stdout => std::io::stdout().is_terminal(),
+        Stream::Stderr => std::io::stderr().is_terminal(),
+    }
+}
+
+/// Colour on this stream: a terminal, `NO_COLOR` unset or empty, `TERM` not `dumb`.
+pub fn color(stream: Stream) -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    is_tty(stream) && !no_color && !dumb
+}
+
+/// Width in columns for laying out text on stdout: `COLUMNS` when set, else the terminal's
+/// width when stdout is one, else `fallback`; clamped to 40..=400.
+pub fn width(fallback: usize) -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse().ok())
+        .or_else(|| {
+            is_tty(Stream::Stdout)
+                .then(|| terminal_size::terminal_size_of(std::io::stdout()))
+                .flatten()
+                .map(|(w, _)| usize::from(w.0))
+        })
+        .unwrap_or(fallback)
+        .clamp(40, 400)
+}
+
+/// Make text from a host or a file safe to print on a terminal: control characters (ESC, BEL,
+/// C1, CR, …) become visible escapes (`\x1b`), so a hostile CPU model or node name cannot
+/// move the cursor, recolour the screen or set the window title. Newlines and tabs are kept
+/// when `keep_newlines` is set.
+pub fn sanitize(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && !(keep_newlines && (c == '\n' || c == '\t')))
+            || ('\u{80}'..='\u{9f}').contains(&c)
+            || c == '\u{202e}'
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if bad(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_escapes_controls() {
+        assert_eq!(sanitize("AMD EPYC", false), "AMD EPYC");
+        assert_eq!(sanitize("x\x1b[31mred", false), "x\\u{1b}[31mred");
+        assert_eq!(sanitize("a\nb", true), "a\nb");
+        assert_eq!(sanitize("a\nb", false), "a\\nb");
+        assert_eq!(sanitize("\x1b]0;title\x07", false), "\\u{1b}]0;title\\u{7}");
+    }
+}
