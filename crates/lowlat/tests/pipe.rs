@@ -1,5 +1,7 @@
 //! A closed stdout (`lowlat … | head -1`) ends the command quietly with status 0.
 
+#![allow(clippy::unwrap_used, reason = "test")]
+
 use std::process::{Command, Stdio};
 
 const MG: &str = concat!(
