@@ -235,19 +235,20 @@ pub fn run(cfg: &NoiseConfig, observer: &mut dyn Observer) -> Result<LatencyResu
     let seconds = cfg.common.duration.map(|d| d.as_secs().max(1));
     let threshold_ticks = counter.ticks(cfg.noise_threshold.as_nanos() as u64).max(1);
     let mut hook = Attributor::new(&cfg.common.cpus, true);
-    let mut r = runner::run("noise", &cfg.common, observer, &mut hook, notes, |slot| {
-        Monotonic.sleep_until(slot.start_ns);
-        let floor_ticks = measure_floor(&counter, 100_000);
-        let b = NoiseBounds {
-            seconds,
-            ticks_per_second: counter.hz,
-            threshold_ticks,
-            floor_ticks,
-            stop_on_threshold: cfg.common.stop_on_threshold,
-        };
-        slot.rec.set_floor(counter.to_ns(floor_ticks));
-        noise_loop(&counter, slot.rec, &b, slot.stop);
-    })?;
+    let mut r =
+        runner::run(results::Kind::Noise, &cfg.common, observer, &mut hook, notes, |slot| {
+            Monotonic.sleep_until(slot.start_ns);
+            let floor_ticks = measure_floor(&counter, 100_000);
+            let b = NoiseBounds {
+                seconds,
+                ticks_per_second: counter.hz,
+                threshold_ticks,
+                floor_ticks,
+                stop_on_threshold: cfg.common.stop_on_threshold,
+            };
+            slot.rec.set_floor(counter.to_ns(floor_ticks));
+            noise_loop(&counter, slot.rec, &b, slot.stop);
+        })?;
     r.envelope.params["counter"] = serde_json::json!({
         "source": match counter.source { Source::Tsc => "tsc", Source::MonotonicRaw => "CLOCK_MONOTONIC_RAW" },
         "hz": counter.hz,

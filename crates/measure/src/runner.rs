@@ -95,7 +95,7 @@ fn seconds_for(d: Option<Duration>) -> usize {
 
 /// Run `body` on one thread per CPU and collect the result.
 pub(crate) fn run<F>(
-    kind: &str,
+    kind: results::Kind,
     c: &Common,
     observer: &mut dyn Observer,
     hook: &mut dyn SecondHook,
@@ -153,7 +153,7 @@ where
         .iter()
         .map(|_| {
             let secs = seconds_for(c.duration);
-            let noise_secs = if kind == "noise" { secs } else { 1 };
+            let noise_secs = if kind == results::Kind::Noise { secs } else { 1 };
             Recorder::new(HistogramConfig::LATENCY, secs, threshold).with_noise_series(noise_secs)
         })
         .collect();
@@ -296,7 +296,7 @@ where
 
 #[allow(clippy::too_many_arguments)]
 fn build(
-    kind: &str,
+    kind: results::Kind,
     c: &Common,
     recs: &[Recorder],
     elapsed_ns: u64,
@@ -327,9 +327,9 @@ fn build(
                 overruns: rec.overruns(),
                 histogram: h.to_data(),
                 per_second_max_ns,
-                per_second_noise_ns: if kind == "noise" { noise } else { Vec::new() },
-                total_noise_ns: (kind == "noise").then(|| rec.total_noise()),
-                floor_ns: (kind == "noise").then(|| rec.floor()),
+                per_second_noise_ns: if kind == results::Kind::Noise { noise } else { Vec::new() },
+                total_noise_ns: (kind == results::Kind::Noise).then(|| rec.total_noise()),
+                floor_ns: (kind == results::Kind::Noise).then(|| rec.floor()),
                 last_ns: Some(rec.last.load(Ordering::Relaxed)),
                 priority: Some(if c.policy.is_realtime() { c.priority } else { 0 }),
                 ..ThreadResult::default()

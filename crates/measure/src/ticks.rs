@@ -139,7 +139,7 @@ pub fn run(cfg: &TicksConfig) -> Result<TicksResult, MeasureError> {
             )
         })
         .collect();
-    let mut envelope = Envelope::new("ticks", &cfg.tool);
+    let mut envelope = Envelope::new(results::Kind::Ticks, &cfg.tool);
     envelope.partial = sys::STOP.load(Ordering::SeqCst);
     envelope.duration_ns = (secs * 1e9) as u64;
     envelope.host = cfg.host.clone();

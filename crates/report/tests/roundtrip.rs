@@ -65,7 +65,7 @@ fn a_lowlat_result_round_trips_through_the_report_model() {
         ..Default::default()
     };
     let r = results::latency::LatencyResult {
-        envelope: results::Envelope::new("timer", "lowlat test"),
+        envelope: results::Envelope::new(results::Kind::Timer, "lowlat test"),
         realtime: true,
         threads: vec![t],
         breaches: Vec::new(),

@@ -457,7 +457,11 @@ mod tests {
             verdicts: verdicts(2_000),
             ..Default::default()
         };
-        let r = FsyncResult::new(Envelope::new("fsync", "lowlat"), StorageEnv::default(), vec![sc]);
+        let r = FsyncResult::new(
+            Envelope::new(crate::Kind::Fsync, "lowlat"),
+            StorageEnv::default(),
+            vec![sc],
+        );
         let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["kind"], "fsync");
         assert_eq!(j["ops"], 2);

@@ -41,12 +41,50 @@ pub struct HostContext {
     pub cpu_model: Option<String>,
 }
 
+/// What a result file measured. Serialized as the lower-case names of the JSON contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Timer wake-up latency (cyclictest semantics).
+    Timer,
+    /// OS noise (oslat semantics).
+    Noise,
+    /// Timer ticks and interrupt rates on busy CPUs.
+    Ticks,
+    /// write + fdatasync latency (fio / etcd WAL pattern).
+    Fsync,
+    /// etcd's own WAL fsync histogram, read from its metrics.
+    Etcd,
+    /// A long-running watcher's samples.
+    Watch,
+}
+
+impl Kind {
+    /// The contract name (`timer`, `noise`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Timer => "timer",
+            Kind::Noise => "noise",
+            Kind::Ticks => "ticks",
+            Kind::Fsync => "fsync",
+            Kind::Etcd => "etcd",
+            Kind::Watch => "watch",
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Common header of every result file. Per-kind payloads flatten into the same object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {
     pub schema_version: u32,
-    /// `timer`, `noise`, `ticks`, `fsync`, `watch`, …
-    pub kind: String,
+    /// What was measured.
+    pub kind: Kind,
     /// The run was cut short (Ctrl-C, error, stop on threshold): numbers cover what ran.
     pub partial: bool,
     /// lowlat version (with git revision) or the importing tool's name and version.
@@ -61,10 +99,10 @@ pub struct Envelope {
 
 impl Envelope {
     /// A fresh envelope of `kind` for this version of lowlat.
-    pub fn new(kind: &str, tool: &str) -> Self {
+    pub fn new(kind: Kind, tool: &str) -> Self {
         Self {
             schema_version: SCHEMA_VERSION,
-            kind: kind.to_string(),
+            kind,
             partial: false,
             tool: tool.to_string(),
             started_at: None,

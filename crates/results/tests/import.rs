@@ -89,7 +89,7 @@ fn cyclictest_json_without_histogram() {
 #[test]
 fn oslat_text_and_json() {
     let t = oslat::import(&fixture("oslat-2.4.txt")).unwrap();
-    assert_eq!(t.envelope.kind, "noise");
+    assert_eq!(t.envelope.kind, results::Kind::Noise);
     assert_eq!(t.threads[0].cpu, Some(1));
     assert_eq!(t.threads[0].stats.max_ns, 4_036_000);
     assert_eq!(t.threads[0].histogram.overflow, 147, "the last bucket includes overflows");

@@ -239,7 +239,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if scenarios.len() > 1 {
         println!("\n{}", storage::text::matrix_table(&scenarios));
     }
-    let mut envelope = results::Envelope::new("fsync", &format!("lowlat {}", super::VERSION));
+    let mut envelope =
+        results::Envelope::new(results::Kind::Fsync, &format!("lowlat {}", super::VERSION));
     envelope.partial = interrupted || scenarios.len() < specs.len();
     envelope.started_at = Some(rfc3339(started));
     envelope.duration_ns = started.elapsed().unwrap_or_default().as_nanos() as u64;
@@ -433,7 +434,8 @@ pub fn run_etcd(a: EtcdArgs) -> anyhow::Result<ExitCode> {
     }
     let pass = verdicts.iter().all(|v| v.pass);
     if let Some(p) = &a.json {
-        let mut envelope = results::Envelope::new("etcd", &format!("lowlat {}", super::VERSION));
+        let mut envelope =
+            results::Envelope::new(results::Kind::Etcd, &format!("lowlat {}", super::VERSION));
         envelope.partial = interrupted;
         envelope.started_at = Some(rfc3339(started));
         envelope.duration_ns = t0.elapsed().as_nanos() as u64;

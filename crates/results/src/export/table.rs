@@ -16,7 +16,7 @@ fn us(ns: u64) -> String {
 /// The per-CPU table of a timer or noise result.
 pub fn latency(r: &LatencyResult) -> String {
     let mut out = String::new();
-    if !r.realtime && r.envelope.kind == "timer" {
+    if !r.realtime && r.envelope.kind == crate::Kind::Timer {
         out.push_str("!! NOT REAL-TIME: measured without SCHED_FIFO/mlockall; these are not real-time numbers\n");
     }
     if let Some(v) = &r.envelope.host.virtualization {
@@ -28,7 +28,7 @@ pub fn latency(r: &LatencyResult) -> String {
     if r.envelope.partial {
         out.push_str("!! PARTIAL: the run was cut short\n");
     }
-    let noise = r.envelope.kind == "noise";
+    let noise = r.envelope.kind == crate::Kind::Noise;
     let _ = writeln!(
         out,
         "{:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}{}",

@@ -229,7 +229,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     notes.push(
         "cyclictest skips missed periods silently: overruns are not known for imported runs".into(),
     );
-    let mut envelope = Envelope::new("timer", "cyclictest");
+    let mut envelope = Envelope::new(crate::Kind::Timer, "cyclictest");
     envelope.params = json!({ "source": "cyclictest", "format": "text", "histogram_layout": layout, "dma_latency": dma });
     Ok(LatencyResult { envelope, realtime: true, threads, breaches: Vec::new(), load: None, notes })
 }
@@ -313,7 +313,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
     notes.push(
         "cyclictest skips missed periods silently: overruns are not known for imported runs".into(),
     );
-    let mut envelope = Envelope::new("timer", &rtjson::tool(&v, "cyclictest"));
+    let mut envelope = Envelope::new(crate::Kind::Timer, &rtjson::tool(&v, "cyclictest"));
     envelope.host = rtjson::host(&v);
     envelope.started_at = v["start_time"].as_str().map(str::to_string);
     envelope.params = json!({

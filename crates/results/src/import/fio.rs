@@ -64,7 +64,7 @@ pub fn import(text: &str) -> Result<FsyncResult, FioImportError> {
         });
     }
     let mut env = Envelope::new(
-        "fsync",
+        crate::Kind::Fsync,
         &format!(
             "fio {}",
             v["fio version"].as_str().unwrap_or("unknown").trim_start_matches("fio-")

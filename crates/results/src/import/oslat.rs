@@ -149,7 +149,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     }
     let threads: Vec<ThreadResult> = cols.iter().map(build).collect();
     let tool = version.map_or_else(|| "oslat".to_string(), |v| format!("oslat {v}"));
-    let mut envelope = Envelope::new("noise", &tool);
+    let mut envelope = Envelope::new(crate::Kind::Noise, &tool);
     envelope.duration_ns =
         cols.iter().filter_map(|c| c.duration_s).fold(0.0, f64::max).mul_add(1e9, 0.0).round()
             as u64;
@@ -223,7 +223,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         return Err(ImportError::NoData("the \"thread\" object is empty".into()));
     }
     let threads = cols.iter().map(build).collect();
-    let mut envelope = Envelope::new("noise", &rtjson::tool(&v, "oslat"));
+    let mut envelope = Envelope::new(crate::Kind::Noise, &rtjson::tool(&v, "oslat"));
     envelope.host = rtjson::host(&v);
     envelope.started_at = v["start_time"].as_str().map(str::to_string);
     envelope.duration_ns =
