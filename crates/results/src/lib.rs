@@ -41,6 +41,33 @@ pub struct HostContext {
     pub cpu_model: Option<String>,
 }
 
+impl HostContext {
+    /// The summary of a host model that a result carries.
+    pub fn from_host(h: &host::Host) -> Self {
+        let iso = h.isolated_cpus();
+        let mut governors: Vec<String> =
+            h.power.cpus.iter().filter_map(|p| p.governor.clone()).collect();
+        governors.sort();
+        governors.dedup();
+        let nohz = h.nohz_full_cpus();
+        Self {
+            hostname: h.hostname.clone(),
+            kernel: h.kernel.release.clone(),
+            realtime: h.kernel.realtime,
+            virtualization: h.virtualization.clone(),
+            cmdline: h.kernel.cmdline.clone(),
+            clocksource: h.kernel.clocksource.clone(),
+            isolated: (!iso.is_empty()).then(|| iso.to_list()),
+            nohz_full: (h.cpus.nohz_full.is_some() || h.kernel.boot.nohz_full.is_some())
+                .then(|| nohz.to_list()),
+            online: Some(h.online_cpus().to_list()),
+            governors,
+            smt_active: h.topology.smt_active.or(Some(h.topology.threads_per_core > 1)),
+            cpu_model: h.topology.cpus.iter().find_map(|c| c.model.clone()),
+        }
+    }
+}
+
 /// What a result file measured. Serialized as the lower-case names of the JSON contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -132,32 +132,3 @@ impl HostArgs {
         Ok(h)
     }
 }
-
-/// The host summary recorded in every result file (used by the measuring commands).
-#[allow(dead_code, reason = "shared helper for the commands that write result files")]
-pub fn host_context(h: &host::Host) -> results::HostContext {
-    let iso = h.isolated_cpus();
-    let mut governors: Vec<String> =
-        h.power.cpus.iter().filter_map(|p| p.governor.clone()).collect();
-    governors.sort();
-    governors.dedup();
-    results::HostContext {
-        hostname: h.hostname.clone(),
-        kernel: h.kernel.release.clone(),
-        realtime: h.kernel.realtime,
-        virtualization: h.virtualization.clone(),
-        cmdline: h.kernel.cmdline.clone(),
-        clocksource: h.kernel.clocksource.clone(),
-        isolated: (!iso.is_empty()).then(|| iso.to_list()),
-        nohz_full: h
-            .cpus
-            .nohz_full
-            .clone()
-            .or_else(|| h.kernel.boot.nohz_full.clone())
-            .map(|s| s.to_list()),
-        online: Some(h.online_cpus().to_list()),
-        governors,
-        smt_active: h.topology.smt_active.or(Some(h.topology.threads_per_core > 1)),
-        cpu_model: h.topology.cpus.iter().find_map(|c| c.model.clone()),
-    }
-}

@@ -94,7 +94,7 @@ fn sync_arg(s: &str) -> Result<SyncMode, String> {
 
 /// Host facts for the envelope, from the host model (`host::read` on the live host).
 pub(crate) fn host_context() -> results::HostContext {
-    super::common::host_context(&host::read(&host::Root::live()))
+    results::HostContext::from_host(&host::read(&host::Root::live()))
 }
 
 /// Fill what the storage crate could not read from the host model's block devices and
@@ -244,7 +244,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     envelope.partial = interrupted || scenarios.len() < specs.len();
     envelope.started_at = Some(rfc3339(started));
     envelope.duration_ns = started.elapsed().unwrap_or_default().as_nanos() as u64;
-    envelope.host = super::common::host_context(&host);
+    envelope.host = results::HostContext::from_host(&host);
     envelope.params = serde_json::json!({
         "dir": a.dir, "bs": a.bs, "sync": sync_name,
         "size": a.size, "duration_ns": a.duration.map(|d| d.as_nanos() as u64),

@@ -201,7 +201,7 @@ fn list(cpus: &[u32]) -> String {
 fn host_context() -> HostContext {
     let h = host::read(&host::Root::live());
     if h.kernel.release.is_some() {
-        let mut ctx = super::common::host_context(&h);
+        let mut ctx = results::HostContext::from_host(&h);
         if ctx.virtualization.is_none() {
             ctx.virtualization = proc_host_context().virtualization;
         }
