@@ -19,3 +19,10 @@ impl PlanError {
         PlanError::Invalid { problem: problem.into(), fix: fix.into() }
     }
 }
+
+impl util::exit::Classify for PlanError {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        // Every plan error is about the request or the plan file: the user's input.
+        util::exit::ExitCode::Usage
+    }
+}

@@ -8,11 +8,38 @@ use serde::{Deserialize, Serialize};
 /// Version of the plan file's shape. A plan with a higher version is refused.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The largest plan file read (1 MiB).
+pub const MAX_PLAN_BYTES: u64 = 1024 * 1024;
+
 impl Plan {
     /// The plan as YAML (the plan file).
     pub fn to_yaml(&self) -> Result<String, crate::PlanError> {
         serde_norway::to_string(self)
             .map_err(|e| crate::PlanError::File(format!("cannot serialize the plan: {e}")))
+    }
+
+    /// Read and parse a plan file. The file is capped at [`MAX_PLAN_BYTES`] before parsing (a
+    /// plan is a few KiB; a huge or deeply nested file is refused at once, not parsed).
+    pub fn load(path: &std::path::Path) -> Result<Plan, crate::PlanError> {
+        use std::io::Read as _;
+        let what = path.display().to_string();
+        let unreadable = |e: std::io::Error| {
+            crate::PlanError::File(format!(
+                "cannot read plan {what}: {e} (make one with `lowlat plan -o FILE`)"
+            ))
+        };
+        let f = std::fs::File::open(path).map_err(unreadable)?;
+        let mut bytes = Vec::new();
+        f.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+        if bytes.len() as u64 > MAX_PLAN_BYTES {
+            return Err(crate::PlanError::File(format!(
+                "{what}: larger than {} KiB; a plan file is a few KiB — is this the right file?",
+                MAX_PLAN_BYTES / 1024
+            )));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| crate::PlanError::File(format!("{what}: not UTF-8 text")))?;
+        Self::from_yaml(&text, &what)
     }
 
     /// Parse a plan file; `what` names it in errors. A newer `schema_version` is refused.

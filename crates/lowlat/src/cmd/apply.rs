@@ -43,15 +43,7 @@ pub struct Args {
 
 /// Load and check a plan file; problems are usage errors naming the file.
 pub fn load_plan(path: &Path) -> anyhow::Result<plan::Plan> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        usage(format!(
-            "cannot read plan {}: {e} (make one with `lowlat plan -o FILE`)",
-            path.display()
-        ))
-    })?;
-    let p = plan::Plan::from_yaml(&text, &path.display().to_string())
-        .map_err(|e| usage(e.to_string()))?;
-    Ok(p)
+    Ok(plan::Plan::load(path)?)
 }
 
 fn open(sysroot: &Option<PathBuf>) -> anyhow::Result<(host::Root, RealWriter)> {
