@@ -184,11 +184,6 @@ impl Recorder {
         self.total_noise.load(Relaxed)
     }
 
-    /// Capacity of the per-second ring.
-    pub fn seconds_capacity(&self) -> usize {
-        self.per_second_max.len()
-    }
-
     /// A consistent-enough copy as a [`Histogram`] (main thread only: allocates).
     pub fn snapshot(&self) -> Histogram {
         let counts: Vec<u64> = self.counts.iter().map(|c| c.load(Relaxed)).collect();

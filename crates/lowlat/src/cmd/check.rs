@@ -30,7 +30,7 @@ pub struct Args {
     pub quick: bool,
     /// Timer-latency run length (`30s`, `10m`, `12h`); noise and fsync run a third of it,
     /// ticks a sixth. Default 30s (9s with --quick).
-    #[arg(long, value_name = "DURATION", value_parser = super::measure::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span)]
     pub duration: Option<Duration>,
     /// Directory for the result files and lowlat-report.html.
     #[arg(long, value_name = "DIR", default_value = "lowlat-out")]
@@ -137,7 +137,7 @@ fn run_step(exe: &Path, step: &Step) -> (Outcome, String) {
     let mut signalled_at: Option<Instant> = None;
     let mut forwarded = false;
     let status = loop {
-        if signalled_at.is_none() && measure::sys::interrupted() {
+        if signalled_at.is_none() && util::signal::interrupted() {
             signalled_at = Some(Instant::now());
         }
         match child.try_wait() {
@@ -204,7 +204,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the lowlat binary to run the steps")?;
     // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
     // report is still written (exit 130); a second Ctrl-C exits at once.
-    measure::sys::install_signal_handlers();
+    util::signal::install();
     let out = args.out.clone();
     std::fs::create_dir_all(&out).with_context(|| format!("creating --out {}", out.display()))?;
     let timer_d = args.duration.unwrap_or(if args.quick {
@@ -285,7 +285,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         interrupted: &mut bool| {
         for step in steps.drain(..) {
             idx += 1;
-            if *interrupted || measure::sys::interrupted() {
+            if *interrupted || util::signal::interrupted() {
                 *interrupted = true;
                 break;
             }
