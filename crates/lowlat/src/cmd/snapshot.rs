@@ -34,7 +34,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("writing {}", args.output.display()))?;
     let m = &snap.manifest;
     let failed: Vec<&host::snapshot::Failure> =
-        m.failures.iter().filter(|f| f.kind != "not-found").collect();
+        m.failures.iter().filter(|f| f.kind != host::snapshot::FailureKind::NotFound).collect();
     let mut out = String::new();
     writeln!(
         out,
