@@ -54,11 +54,11 @@ now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 t0=$(date +%s.%N)
 # One JSON List, created in one request per node by kubectl (create keeps .status for Nodes,
 # as a kubelet registering itself does).
-jq -n --argjson n "$N" --arg prefix "$PREFIX" --arg label "$FAKE_NODE_LABEL" --arg now "$now" --argjson ready "$READY" '{
+jq -n --argjson n "$N" --arg prefix "$PREFIX" --arg lbl "$FAKE_NODE_LABEL" --arg now "$now" --argjson ready "$READY" '{
   apiVersion: "v1", kind: "List",
   items: [range(1; $n + 1) as $i | ($prefix + ($i | tostring | if length < 4 then ("0000"[length:] + .) else . end)) as $name | {
     apiVersion: "v1", kind: "Node",
-    metadata: {name: $name, labels: {($label): "true", "kubernetes.io/hostname": $name,
+    metadata: {name: $name, labels: {($lbl): "true", "kubernetes.io/hostname": $name,
       "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
     status: ({
       capacity: {cpu: "4", memory: "8Gi", pods: "110"},
