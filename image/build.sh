@@ -166,7 +166,8 @@ if [[ $MODE == check || $MODE == check-full ]]; then
   fi
   assemble "$BIN2" "$second"
   a=$(sha256sum "$OUT" | cut -d' ' -f1) b=$(sha256sum "$second" | cut -d' ' -f1)
-  rm -f "$second"; [[ $MODE == check ]] && rm -f "$BIN2"
+  rm -f "$second"
+  if [[ $MODE == check ]]; then rm -f "$BIN2"; else rm -rf "$ROOT/target/image-repro"; fi
   if [[ $a == "$b" ]]; then
     log "reproducible: both builds sha256 $a"
   else
