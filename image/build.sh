@@ -159,8 +159,11 @@ if [[ $MODE == check || $MODE == check-full ]]; then
   if [[ $MODE == check-full ]]; then
     rm -rf "$ROOT/target/image-repro"
     BIN2=$(build_binary "$ROOT/target/image-repro")
-    cmp -s "$BIN" "$BIN2" && log "binary rebuilt from an empty target dir: identical" ||
+    if cmp -s "$BIN" "$BIN2"; then
+      log "binary rebuilt from an empty target dir: identical"
+    else
       log "binary rebuilt from an empty target dir: DIFFERS"
+    fi
   else
     BIN2=$(mktemp); cp "$BIN" "$BIN2"; touch "$BIN2" # same bytes, new file, new mtime
   fi

@@ -33,7 +33,7 @@ _oci_tar() { # _oci_tar EPOCH DIR OUT ENTRIES... : the one deterministic tar inv
 
 oci_archive() {
   local root=$1 out=$2 name=$3 epoch=$4 config=$5 annotations=${6:-'{}'}
-  local w created diff layer cfg man
+  local w created diff layer_d layer_s cfg_d cfg_s man_d man_s
   w=$(mktemp -d)
   mkdir -p "$w/blobs/sha256"
   created=$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)
@@ -68,5 +68,7 @@ oci_archive() {
   _oci_tar "$epoch" "$w" "$out.tmp" oci-layout index.json blobs
   mv "$out.tmp" "$out"
   rm -rf "$w"
+  # for callers that want to print them
+  # shellcheck disable=SC2034
   OCI_MANIFEST_DIGEST=sha256:$man_d OCI_CONFIG_DIGEST=sha256:$cfg_d
 }

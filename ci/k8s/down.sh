@@ -39,7 +39,10 @@ stop() { # stop NAME [TIMEOUT_S]: the process of $PIDS/NAME, if it is still the 
   fi
   rm -f "$PIDS/$name"
 }
-pidnames() { ls "$PIDS" 2>/dev/null | grep -E "^$1(-n[0-9]+)?\$"; }
+pidnames() { # pidnames PROG: PID file names of PROG, for every node (PROG, PROG-n2, ...)
+  local f
+  for f in "$PIDS/$1" "$PIDS/$1"-n[0-9]*; do [[ -f $f ]] && basename "$f"; done
+}
 tasks() { ctr --address "$1" -n k8s.io tasks ls -q 2>/dev/null; }
 
 # 1. graceful: let the kubelets tear the pods down
@@ -103,22 +106,22 @@ stop etcd
 # unmount everything under our directories, and the network namespaces we created
 before=$(cat "$STATE/netns.before" 2>/dev/null)
 newns=()
-for ns in $(ls /run/netns 2>/dev/null); do
-  [[ $ns == cni-* ]] && ! grep -qxF "$ns" <<<"$before" && newns+=("/run/netns/$ns")
+for f in /run/netns/cni-*; do
+  [[ -e $f ]] && ! grep -qxF "${f##*/}" <<<"$before" && newns+=("$f")
 done
 ours_re="^($STATE|$RUNDIR|$ETCD_DIR|/run/netns/cni-|/var/run/netns/cni-)"
-for m in $(awk '{print $5}' /proc/self/mountinfo | grep -E "$ours_re" | sort -r); do
+while read -r m; do
   if [[ $m == */netns/cni-* ]]; then
     printf '%s\n' "${newns[@]-}" | grep -qxF "/run/netns/${m##*/}" || continue
   fi
   umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "could not unmount $m"
-done
+done < <(awk '{print $5}' /proc/self/mountinfo | grep -E "$ours_re" | sort -r)
 for ns in "${newns[@]-}"; do [[ -n $ns ]] && rm -f "$ns"; done
 
 # bridges made by up.sh (the veths went with the network namespaces)
-for br in $(cat "$STATE/bridges.ours" 2>/dev/null); do
+while read -r br; do
   ip link show "$br" >/dev/null 2>&1 && ip link del "$br" && log "deleted bridge $br"
-done
+done < <(cat "$STATE/bridges.ours" 2>/dev/null)
 
 # cgroups made by our kubelets/runc (every hierarchy, cgroup2 "unified" included), deepest first
 for r in $CGROOTS; do
@@ -126,9 +129,9 @@ for r in $CGROOTS; do
     [[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
   done
 done
-for d in $(sort -r "$STATE/cgroups.ours" 2>/dev/null); do
+while read -r d; do
   [[ -d $d ]] && rmdir "$d" 2>/dev/null
-done
+done < <(sort -r "$STATE/cgroups.ours" 2>/dev/null)
 for r in $CGROOTS; do # roots the kubelet made in hierarchies up.sh did not (e.g. unified)
   [[ $r == /kubepods ]] || rmdir /sys/fs/cgroup/*"${r%/kubepods}" 2>/dev/null
 done

@@ -32,7 +32,13 @@ case ${1:-} in
       '.items[] | select(.spec.nodeName as $n | $nodes | index($n)) | "\(.metadata.namespace) \(.metadata.name)"' |
       while read -r ns pod; do kubectl delete pod -n "$ns" "$pod" --grace-period=0 --force >/dev/null 2>&1 || true; done
     n=$(kubectl get nodes -l "$sel" -o name | wc -l)
-    kubectl delete nodes -l "$sel" --wait=true >/dev/null
+    # one DELETE of the collection (500 nodes: ~1 s; "kubectl delete nodes -l" deletes one by
+    # one and took 19 s for 100), then wait until the list is empty
+    kubectl delete --raw "/api/v1/nodes?labelSelector=${FAKE_NODE_LABEL//\//%2F}%3Dtrue" >/dev/null
+    for _ in $(seq 300); do
+      [[ -z $(kubectl get nodes -l "$sel" -o name) ]] && break
+      sleep 0.2
+    done
     log "deleted $n fake node(s) in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
     exit 0 ;;
   --list) kubectl get nodes -l "$sel"; exit 0 ;;

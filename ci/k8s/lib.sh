@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # the settings are used by the scripts that source this
 # lib.sh — shared settings and helpers for the ci/k8s scripts (sourced, never run).
 #
 # Every path, port and name the harness uses is defined here, once. Override with the
@@ -49,15 +49,15 @@ alive() { [[ -f $PIDS/$1 ]] && running "$(cat "$PIDS/$1")"; }
 # is this machine's hostname, then "localhost", then any other /etc/hosts name on 127.x.
 loopname() { getent ahostsv4 "$1" 2>/dev/null | grep -q '^127\.'; }
 node_names() { # node_names N -> prints N names, one a line; fails if there are not enough
-  local want=$1 n got=() 
+  local want=$1 n found=()
   for n in "${NODE:-$(hostname)}" localhost $(awk '$1 ~ /^127\./ {for (i = 2; i <= NF; i++) print $i}' /etc/hosts); do
-    ((${#got[@]} < want)) || break
+    ((${#found[@]} < want)) || break
     loopname "$n" || continue
-    [[ " ${got[*]-} " == *" $n "* ]] && continue
-    got+=("$n")
+    [[ " ${found[*]-} " == *" $n "* ]] && continue
+    found+=("$n")
   done
-  ((${#got[@]} == want)) || { echo "only ${#got[@]} host names resolve to 127.x (${got[*]-}), NODES=$want needs $want" >&2; return 1; }
-  printf '%s\n' "${got[@]}"
+  ((${#found[@]} == want)) || { echo "only ${#found[@]} host names resolve to 127.x (${found[*]-}), NODES=$want needs $want" >&2; return 1; }
+  printf "%s\n" "${found[@]}"
 }
 # node_vars I (1-based): per-node names, dirs, ports. Node 1 uses the top-level dirs.
 node_vars() {

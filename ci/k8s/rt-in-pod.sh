@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # "check && ok ... || bad ...": ok and bad always succeed
 # rt-in-pod.sh — show, on the live cluster, how a privileged pod gets SCHED_FIFO on this
 # RT-group-scheduling kernel (CONFIG_RT_GROUP_SCHED=y, cgroup v1 "cpu" hierarchy), and how
 # it gives the budget back. The facts and the exact commands are in ci/k8s/README.md,

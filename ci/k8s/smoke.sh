@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015 # "check && ok ... || bad ...": ok and bad always succeed
 # smoke.sh — prove that lowlat's image runs on every node of the local cluster and that its
 # output comes back through the API, the way `lowlat cluster` will work:
 #   for each kubelet-backed node, one batch/v1 Job pinned to it (nodeSelector

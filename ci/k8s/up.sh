@@ -24,10 +24,24 @@ T0=$(date +%s.%N)
 el() { awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 log() { printf '[up %s +%ss] %s\n' "$(date +%T)" "$(el)" "$*"; }
 
+# ports NAME: the TCP ports NAME listens on (all on 127.0.0.1)
+ports() {
+  case $1 in
+    etcd) echo 2379 2380 ;;
+    kube-apiserver) echo 6443 ;;
+    kube-controller-manager) echo 10257 ;;
+    kube-scheduler) echo 10259 ;;
+    kubelet*) echo "$KPORT $HPORT" ;;
+  esac
+}
 # start NAME CMD... : detached in its own session, log to $LOGS/NAME.log, PID to $PIDS/NAME
 start() {
-  local name=$1; shift
+  local name=$1 p busy; shift
   if alive "$name"; then return 0; fi
+  for p in $(ports "$name"); do # someone else's listener (another cluster?) would only confuse
+    busy=$(ss -Hltnp "sport = :$p" 2>/dev/null)
+    [[ -z $busy ]] || die "port $p, needed by $name, is taken: $busy"
+  done
   setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
   echo $! >"$PIDS/$name"
   log "started $name (pid $!)"
