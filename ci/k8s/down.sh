@@ -43,13 +43,16 @@ pidnames() { # pidnames PROG: PID file names of PROG, for every node (PROG, PROG
   local f
   for f in "$PIDS/$1" "$PIDS/$1"-n[0-9]*; do [[ -f $f ]] && basename "$f"; done
 }
-tasks() { ctr --address "$1" -n k8s.io tasks ls -q 2>/dev/null; }
+# every client call is time-limited: a wedged component must not hang the teardown
+c() { timeout 15 ctr --address "$@"; }
+tasks() { c "$1" -n k8s.io tasks ls -q 2>/dev/null; }
+kc() { timeout 60 "$K8S" kubectl --request-timeout=20s "$@"; }
 
 # 1. graceful: let the kubelets tear the pods down
 if alive kube-apiserver && [[ -n $(pidnames kubelet) ]] && [[ -f $KUBECONFIG_ADMIN ]]; then
   export KUBECONFIG=$KUBECONFIG_ADMIN
-  "$K8S" kubectl delete jobs --all --all-namespaces --cascade=background --wait=false >/dev/null 2>&1
-  if "$K8S" kubectl delete pods --all --all-namespaces --grace-period=2 --timeout=40s >/dev/null 2>&1; then
+  kc delete jobs --all --all-namespaces --cascade=background --wait=false >/dev/null 2>&1
+  if kc delete pods --all --all-namespaces --grace-period=2 --timeout=40s >/dev/null 2>&1; then
     log "all pods deleted through the API"
   else
     log "pod deletion through the API incomplete (pods on kubelet-less nodes stay): going on"
@@ -65,21 +68,21 @@ fi
 # 2. kubelets first (they would restart containers), then the control plane
 for k in $(pidnames kubelet); do stop "$k" & done
 wait
-for c in kube-scheduler kube-controller-manager kube-apiserver; do stop "$c" 10 & done
+for p in kube-scheduler kube-controller-manager kube-apiserver; do stop "$p" 10 & done
 wait
 
 # 3. containers, containerds, shims
 for s in $(node_sockets); do
-  for t in $(tasks "$s"); do ctr --address "$s" -n k8s.io tasks kill -s SIGKILL "$t" >/dev/null 2>&1; done
+  for t in $(tasks "$s"); do c "$s" -n k8s.io tasks kill -s SIGKILL "$t" >/dev/null 2>&1; done
 done
 sleep 0.5
 for s in $(node_sockets); do
-  for t in $(tasks "$s"); do ctr --address "$s" -n k8s.io tasks delete -f "$t" >/dev/null 2>&1; done
-  for c in $(ctr --address "$s" -n k8s.io containers ls -q 2>/dev/null); do
-    ctr --address "$s" -n k8s.io containers delete "$c" >/dev/null 2>&1
+  for t in $(tasks "$s"); do c "$s" -n k8s.io tasks delete -f "$t" >/dev/null 2>&1; done
+  for ctn in $(c "$s" -n k8s.io containers ls -q 2>/dev/null); do
+    c "$s" -n k8s.io containers delete "$ctn" >/dev/null 2>&1
   done
 done
-for c in $(pidnames containerd); do stop "$c" & done
+for p in $(pidnames containerd); do stop "$p" & done
 wait
 # shims started by OUR containerds carry "-address $RUNDIR/..." on their command line
 for p in /proc/[0-9]*; do
