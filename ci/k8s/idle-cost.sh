@@ -12,7 +12,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 declare -A start
 names=()
 for f in "$PIDS"/*; do
-  [[ -f $f ]] && running "$(cat "$f")" || continue
+  if [[ ! -f $f ]] || ! running "$(cat "$f")"; then continue; fi
   names+=("${f##*/}"); start[${f##*/}]=$(ticks "$(cat "$f")")
 done
 ((${#names[@]})) || die "no running component in $PIDS (is the cluster up?)"
