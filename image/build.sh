@@ -67,7 +67,9 @@ SOURCE=$(awk '/^\[workspace.package\]/ {p = 1; next} /^\[/ {p = 0} p && $1 == "r
 need=()
 command -v jq >/dev/null || need+=(jq)
 # busybox-static, not Debian's dynamically linked busybox: the image has no libc for it
-[[ -x /bin/busybox ]] && LC_ALL=C ldd /bin/busybox 2>&1 | grep -qE 'not a dynamic executable|statically linked' || need+=(busybox-static)
+# (ldd exits 1 for a static binary, so read its words, not its status)
+bb_ldd=$(LC_ALL=C ldd /bin/busybox 2>&1 || true)
+[[ $bb_ldd == *"not a dynamic executable"* || $bb_ldd == *"statically linked"* ]] || need+=(busybox-static)
 ((RT_TESTS)) && ! command -v cyclictest >/dev/null && need+=(rt-tests)
 if ((${#need[@]})); then
   [[ $(id -u) == 0 ]] || die "missing: ${need[*]} (apt-get install ${need[*]})"
