@@ -18,6 +18,13 @@ pub enum ImportError {
     NoData(String),
 }
 
+impl util::exit::Classify for ImportError {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        // The input file is not what its tool writes: the user's input.
+        util::exit::ExitCode::Usage
+    }
+}
+
 /// Parse an unsigned decimal field, naming the line on failure.
 pub(crate) fn num<T: std::str::FromStr>(
     s: &str,
