@@ -5,23 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::chart;
+pub use crate::markup::escape;
 use crate::model::{Block, Cell, Grid, Note, Report, Section, Table, Verdict};
-
-/// Escape text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// Escape, keeping line breaks as `<br>`.
 fn escape_lines(s: &str) -> String {
