@@ -57,6 +57,17 @@ footer{margin-top:30px;color:var(--muted);font-size:12px;border-top:1px solid va
 @media print{body{max-width:none;padding:0}nav{display:none}section{break-inside:avoid-page}figure{break-inside:avoid}h2{break-after:avoid}}
 "#;
 
+/// Render the report and write it to `path` atomically (a reader never sees half a page),
+/// creating the directory; returns its size in bytes.
+pub fn write(report: &Report, path: &std::path::Path) -> std::io::Result<usize> {
+    let html = render(report);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    util::fs::write_atomic(path, html.as_bytes(), 0o644)?;
+    Ok(html.len())
+}
+
 /// Render the report as one self-contained HTML document.
 pub fn render(report: &Report) -> String {
     let mut h = String::with_capacity(64 * 1024);

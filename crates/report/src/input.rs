@@ -112,7 +112,7 @@ pub enum Body {
     Inspect(Box<host::Host>),
     Plan(Box<plan::Plan>),
     /// A kind this version does not know.
-    Other(Generic),
+    Other(Box<Generic>),
     /// A known kind whose shape does not read (serde's message).
     Unreadable(String),
 }
@@ -163,7 +163,7 @@ impl Doc {
                     Value::Object(o) => o,
                     _ => serde_json::Map::new(),
                 };
-                Body::Other(Generic { fields, partial, host })
+                Body::Other(Box::new(Generic { fields, partial, host }))
             }
         };
         Self { source: source.into(), kind, body }
@@ -312,28 +312,26 @@ fn json_lines(text: &str) -> Option<Vec<results::fsync::WatchSample>> {
 /// Which tool wrote `text`, by content: `Some(Ok(body))` when imported, `Some(Err)` when it
 /// looks like that tool's output but does not parse, `None` when it looks like none of them.
 fn import(text: &str) -> Option<Result<Body, String>> {
-    use results::import::{cyclictest, fio, oslat};
-    if text.contains("\"fio version\"") || text.contains("\"jobs\"") {
-        return Some(
-            fio::import(text)
-                .map(|r| Body::Fsync(Box::new(r)))
-                .map_err(|e| format!("fio JSON: {e}")),
-        );
-    }
-    let latency = |r: results::LatencyResult| Body::Latency(Box::new(r));
-    if text.contains("oslat") || text.contains("Counter Freq") || text.contains("\"freq\"") {
-        return Some(oslat::import(text).map(latency).map_err(|e| format!("oslat output: {e}")));
-    }
-    if text.contains("Latencies:")
+    use results::import::{Error, Imported, Tool};
+    let tool = if text.contains("\"fio version\"") || text.contains("\"jobs\"") {
+        Tool::Fio
+    } else if text.contains("oslat") || text.contains("Counter Freq") || text.contains("\"freq\"") {
+        Tool::Oslat
+    } else if text.contains("Latencies:")
         || text.contains("cyclictest")
         || text.contains("T: 0")
         || text.contains("\"thread\"")
     {
-        return Some(
-            cyclictest::import(text).map(latency).map_err(|e| format!("cyclictest output: {e}")),
-        );
-    }
-    None
+        Tool::Cyclictest
+    } else {
+        return None;
+    };
+    Some(match results::import::import(tool, text) {
+        Ok(Imported::Latency(r)) => Ok(Body::Latency(r)),
+        Ok(Imported::Fsync(r)) => Ok(Body::Fsync(r)),
+        Err(Error::RtTests(tool, e)) => Err(format!("{tool} output: {e}")),
+        Err(Error::Fio(e)) => Err(format!("fio JSON: {e}")),
+    })
 }
 
 /// Text of a free-form JSON value (a result's `params`, an unknown kind's fields) for a

@@ -1,6 +1,8 @@
 //! Size budget: a report for 16 CPUs × 24 h of timer and noise results (per-second series of
 //! 86 400 points, thousands of histogram buckets per CPU) stays under 2 MB.
 
+#![allow(clippy::expect_used)]
+
 mod common;
 
 use report::Doc;
