@@ -10,7 +10,7 @@
 //! changes its shape, run `LOWLAT_BLESS_FIXTURES=1 cargo test -p report --test fixtures` and
 //! review the golden reports that follow.
 
-#![allow(dead_code, clippy::expect_used)]
+#![allow(clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
