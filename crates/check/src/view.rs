@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use util::term::sanitize;
+
 use crate::{Event, Finished, Outcome};
 
 fn span(d: Duration) -> String {
@@ -35,8 +37,8 @@ pub fn event(e: &Event<'_>) -> String {
                 took.as_secs_f64(),
                 step.file.display()
             ),
-            Outcome::Skipped(why) => format!("          skipped: {why}\n"),
-            Outcome::Failed(why) => format!("          failed: {why}\n"),
+            Outcome::Skipped(why) => format!("          skipped: {}\n", sanitize(why, false)),
+            Outcome::Failed(why) => format!("          failed: {}\n", sanitize(why, false)),
             Outcome::Interrupted => "          interrupted\n".to_string(),
         },
     }
