@@ -1,7 +1,8 @@
 //! The report's test inputs, written by the real producers so they cannot drift from what
 //! lowlat writes: the host model is `host::read` of the fixture root `fixtures/rt-worker-1/`
 //! (a 16-CPU, 2-socket PREEMPT_RT host booted with the evaluation plan's kernel arguments, its
-//! runtime tier not yet applied: one IRQ still fires on isolated CPU 5), the plan is
+//! runtime tier not yet applied: one IRQ, named `<script>alert(1)</script>` to prove escaping,
+//! still fires on isolated CPU 5; the tree is hand-written, no capture), the plan is
 //! `plan::default_plan` of that host, the verify reports are `verify::verify` of host × plan
 //! (before and after the IRQ moved), and every measurement is built with the `results` types
 //! (histograms, statistics, envelopes and the host summary) from fixed, deterministic samples.
