@@ -72,15 +72,6 @@ pub struct Args {
     pub fio_json: Option<PathBuf>,
 }
 
-/// Where people's output goes: stdout, or stderr when the JSON takes stdout.
-fn view(json: &JsonArg) -> Box<dyn std::io::Write> {
-    if json.to_stdout() {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
-    }
-}
-
 /// Run `lowlat measure fsync`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let scenarios =
@@ -109,7 +100,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     };
     util::signal::install();
     let sys = storage::SysRoot::live();
-    let run = storage::fsync::run(&req, &sys, util::signal::stop_flag(), &mut view(&a.json))?;
+    let run = storage::fsync::run(&req, &sys, util::signal::stop_flag(), &mut a.json.human_view())?;
     if let Some(p) = a.fio_json {
         Output::File(p).write_json(&run.fio_json())?;
     }
@@ -146,7 +137,7 @@ pub fn run_etcd(a: EtcdArgs) -> anyhow::Result<ExitCode> {
         EtcdRequest { endpoint: a.endpoint, duration: a.duration, interval: a.interval, tool };
     util::signal::install();
     let root = host::Root::live();
-    let run = storage::etcd::run(&req, &root, util::signal::stop_flag(), &mut view(&a.json))?;
+    let run = storage::etcd::run(&req, &root, util::signal::stop_flag(), &mut a.json.human_view())?;
     if let Some(o) = &a.json.json {
         o.write_json(&run.result)?;
     }
