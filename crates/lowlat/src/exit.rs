@@ -41,6 +41,7 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         results::import::fio::FioImportError,
         check::Error,
         check::step::UnknownStep,
+        storage::StorageError,
     );
     // A CPU list that does not parse always came from the user (cpuset stays dependency-free).
     if e.downcast_ref::<cpuset::ParseError>().is_some() {

@@ -1,24 +1,16 @@
-//! The pieces of `lowlat watch`: the sync-write canary (like `dd … oflag=sync`) plus a short
-//! fdatasync burst, threads in D state with `wchan` tracked across samples, PSI io, the
-//! Prometheus textfile, and running a command once for `watch cmd`. Parsers are pure.
+//! What one watcher sample is made of: the sync-write canary (like `dd … oflag=sync`) plus a
+//! short fdatasync burst, threads in D state with `wchan` tracked across samples, PSI io, and
+//! the Prometheus textfile. Kernel files are read through [`host::Root`]; parsers are pure.
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use results::fsync::{DState, WatchSample};
 
 use crate::sys;
-
-/// `/proc/<pid>/task/<tid>/stat` → (comm, state char). comm may contain spaces and ')'.
-pub fn parse_stat(text: &str) -> Option<(String, char)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let state = text.get(close + 1..)?.trim_start().chars().next()?;
-    Some((comm, state))
-}
 
 /// `/proc/pressure/io` → (some avg10, full avg10).
 pub fn parse_psi(text: &str) -> (Option<f64>, Option<f64>) {
@@ -32,26 +24,28 @@ pub fn parse_psi(text: &str) -> (Option<f64>, Option<f64>) {
     (get("some"), get("full"))
 }
 
-/// Threads in D state now: (pid, tid, comm, wchan).
-pub fn scan_dstate(proc_root: &Path) -> Vec<(u32, u32, String, Option<String>)> {
+/// `/proc/pressure/io` of `root`: (some avg10, full avg10); `None`s where there is no PSI.
+pub fn read_psi(root: &host::Root) -> (Option<f64>, Option<f64>) {
+    root.read_string("proc/pressure/io").map_or((None, None), |t| parse_psi(&t))
+}
+
+/// Threads in D state now: (pid, tid, comm, wchan), from `proc/*/task/*/{stat,wchan}`.
+pub fn scan_dstate(root: &host::Root) -> Vec<(u32, u32, String, Option<String>)> {
+    let ids = |dir: &str| -> Vec<u32> {
+        root.list_dir(dir).unwrap_or_default().iter().filter_map(|n| n.parse().ok()).collect()
+    };
     let mut out = Vec::new();
-    let Ok(procs) = std::fs::read_dir(proc_root) else { return out };
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(tasks) = std::fs::read_dir(p.path().join("task")) else { continue };
-        for t in tasks.flatten() {
-            let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else { continue };
-            if let Some((comm, 'D')) = parse_stat(&stat) {
-                let wchan = std::fs::read_to_string(t.path().join("wchan"))
+    for pid in ids("proc") {
+        for tid in ids(&format!("proc/{pid}/task")) {
+            let task = format!("proc/{pid}/task/{tid}");
+            let Ok(text) = root.read_record_string(&format!("{task}/stat")) else { continue };
+            let Ok(stat) = host::parse::task::stat(&text) else { continue };
+            if stat.state == "D" {
+                let wchan = root
+                    .read_trimmed(&format!("{task}/wchan"))
                     .ok()
-                    .map(|s| s.trim().to_string())
                     .filter(|s| !s.is_empty() && s != "0");
-                out.push((pid, tid, comm, wchan));
+                out.push((pid, tid, stat.comm, wchan));
             }
         }
     }
@@ -152,7 +146,7 @@ impl Canary {
         lat.sort_unstable();
         Ok(CanaryResult {
             write_ns,
-            burst_p50_ns: lat.get(lat.len() / 2).copied().unwrap_or(0),
+            burst_p50_ns: util::stats::quantile_sorted(&lat, 0.5).unwrap_or(0),
             burst_max_ns: lat.last().copied().unwrap_or(0),
         })
     }
@@ -210,24 +204,51 @@ pub fn prometheus_text(s: &WatchSample, samples: u64, cliff_ratio: Option<f64>) 
     o
 }
 
-/// Write a file atomically (temp + rename), as textfile collectors expect.
-pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_extension("prom.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+/// Replace a textfile-collector file atomically (a new file beside it, then rename), as the
+/// collector expects. Unlike `util::fs::write_atomic` it does not fsync: on a stalled disk —
+/// the very thing being watched — an fsync would block the sampling loop.
+pub fn write_textfile(path: &Path, text: &str) -> std::io::Result<()> {
+    let (tmp, mut f) = util::fs::create_temp_beside(path, 0o644)?;
+    let done = f.write_all(text.as_bytes()).and_then(|()| std::fs::rename(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A fake `/proc` with one thread in D (with a `wchan`), one sleeping, one unreadable.
     #[test]
-    fn stat_with_odd_comm() {
-        let s = "1234 (kworker/u30:2+fl) D 2 0 0 0 -1";
-        assert_eq!(parse_stat(s), Some(("kworker/u30:2+fl".into(), 'D')));
-        assert_eq!(parse_stat("5 (a) b) S 1"), Some(("a) b".into(), 'S')));
-        assert_eq!(parse_stat("5 (trunc"), None);
-        assert_eq!(parse_stat(""), None);
+    fn dstate_scan_and_psi_on_a_fake_proc() {
+        let d = tempfile::tempdir().unwrap();
+        let stat = |comm: &str, st: &str| {
+            format!("9 ({comm}) {st} 2 0 0 0 -1 4194368 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0")
+        };
+        for (pid, tid, comm, st) in [(9, 9, "jbd2/vda-8", "D"), (9, 10, "sleepy", "S")] {
+            let t = d.path().join(format!("proc/{pid}/task/{tid}"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("stat"), stat(comm, st)).unwrap();
+            std::fs::write(t.join("wchan"), "jbd2_journal_commit_transaction").unwrap();
+        }
+        std::fs::create_dir_all(d.path().join("proc/11/task/11")).unwrap();
+        std::fs::create_dir_all(d.path().join("proc/self")).unwrap();
+        let root = host::Root::open(d.path()).unwrap();
+        let found = scan_dstate(&root);
+        assert_eq!(
+            found,
+            [(9, 9, "jbd2/vda-8".to_string(), Some("jbd2_journal_commit_transaction".to_string()))]
+        );
+        assert_eq!(read_psi(&root), (None, None));
+        std::fs::create_dir_all(d.path().join("proc/pressure")).unwrap();
+        std::fs::write(
+            d.path().join("proc/pressure/io"),
+            "some avg10=2.00 avg60=0 avg300=0 total=1\n",
+        )
+        .unwrap();
+        assert_eq!(read_psi(&root), (Some(2.0), None));
     }
 
     #[test]
@@ -256,7 +277,7 @@ mod tests {
 
     #[test]
     fn live_scan_and_canary_work() {
-        let _ = scan_dstate(Path::new("/proc"));
+        let _ = scan_dstate(&host::Root::live());
         let d = tempfile::tempdir().unwrap();
         let mut c = Canary::new(d.path(), 64 << 10, 3).unwrap();
         let r = c.run_once().unwrap();
@@ -280,7 +301,9 @@ mod tests {
         ));
         assert!(t.contains("lowlat_watch_cliff_ratio{watch=\"storage\"} 20\n"));
         let d = tempfile::tempdir().unwrap();
-        write_atomic(&d.path().join("x.prom"), &t).unwrap();
+        write_textfile(&d.path().join("x.prom"), &t).unwrap();
+        write_textfile(&d.path().join("x.prom"), &t).unwrap();
         assert_eq!(std::fs::read_to_string(d.path().join("x.prom")).unwrap(), t);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "no temporary file left");
     }
 }
