@@ -332,7 +332,7 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
         ));
     }
     job.run(&host_steps(&cfg.out), on);
-    if !job.plan.as_ref().is_some_and(|p| !p.isolated.is_empty()) {
+    if job.plan.as_ref().is_none_or(|p| p.isolated.is_empty()) {
         job.notes.push(note(
             Verdict::Warn,
             "No isolated CPUs in the evaluation plan (single-core host, or no plan): timer, noise \

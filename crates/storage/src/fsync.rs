@@ -211,7 +211,7 @@ impl FsyncRun {
     pub fn exit_code(&self) -> ExitCode {
         if self.interrupted {
             ExitCode::Interrupted
-        } else if self.result.scenarios.first().map_or(true, Scenario::pass) {
+        } else if self.result.scenarios.first().is_none_or(Scenario::pass) {
             ExitCode::Ok
         } else {
             ExitCode::CheckFailed

@@ -533,7 +533,7 @@ fn ticks(a: TicksArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &a.json {
         write_json(path, &r)?;
     }
-    if !a.quiet && !a.json.as_ref().is_some_and(|j| j.as_os_str() == "-") {
+    if !a.quiet && a.json.as_ref().is_none_or(|j| j.as_os_str() != "-") {
         print!("{}", results::export::table::ticks(&r));
     }
     Ok(if measure::sys::interrupted() { ExitCode::Interrupted } else { ExitCode::Ok })

@@ -32,7 +32,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     util::fs::write_atomic(&args.output, &snap.tgz, 0o644)
         .with_context(|| format!("writing {out}"))?;
     let (m, h) = (&snap.manifest, &snap.host);
-    let failed: Vec<_> = m.failures.iter().filter(|f| f.kind != host::snapshot::FailureKind::NotFound).collect();
+    let failed: Vec<_> =
+        m.failures.iter().filter(|f| f.kind != host::snapshot::FailureKind::NotFound).collect();
     let kib = snap.tgz.len().div_ceil(1024);
     println!(
         "wrote {out} ({kib} KiB): {} files, {} directories, {} symlinks from {}",

@@ -71,7 +71,7 @@ pub(super) fn topology(out: &mut String, h: &Host, st: &Style) {
                 for core in chunk {
                     let s = match core.get(t) {
                         Some(&c) => {
-                            let online = h.cpu(c).map_or(true, |x| x.online);
+                            let online = h.cpu(c).is_none_or(|x| x.online);
                             let mark = if !online {
                                 "-"
                             } else if iso.contains(c) {

@@ -29,7 +29,7 @@ pub fn bin_histogram(buckets: &[Bucket], x_max_ns: u64, nbins: usize) -> Vec<(f6
     let mut out = Vec::new();
     for (i, c) in bins.iter().enumerate() {
         let prev_zero = i > 0 && bins.get(i - 1) == Some(&0);
-        let next_zero = bins.get(i + 1).map_or(true, |n| *n == 0);
+        let next_zero = bins.get(i + 1).is_none_or(|n| *n == 0);
         if *c == 0 && prev_zero && next_zero && i + 1 < nbins {
             continue;
         }

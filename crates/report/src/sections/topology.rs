@@ -67,7 +67,7 @@ pub fn build(docs: &[Doc]) -> Option<Section> {
             "offline"
         } else if isolated.contains(cpu) {
             "isolated"
-        } else if housekeeping.as_ref().map_or(true, |h| h.contains(cpu)) {
+        } else if housekeeping.as_ref().is_none_or(|h| h.contains(cpu)) {
             "housekeeping"
         } else {
             "unassigned"

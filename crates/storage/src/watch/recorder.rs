@@ -117,7 +117,7 @@ impl<'a> Recorder<'a> {
             let global = self.samples as usize - (series.len() - c.index);
             // The same step seen again (its index may wobble by a sample or two) is not new.
             let new =
-                self.cliff.as_ref().map_or(true, |l| l.index.abs_diff(global) > cfg.min_segment);
+                self.cliff.as_ref().is_none_or(|l| l.index.abs_diff(global) > cfg.min_segment);
             if new {
                 let verb = if c.ratio >= 1.0 { "rose" } else { "fell" };
                 let factor = if c.ratio >= 1.0 { c.ratio } else { 1.0 / c.ratio };
