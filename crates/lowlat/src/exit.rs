@@ -32,7 +32,18 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         };
     }
     // One line per library error type that implements `util::exit::Classify`.
-    classified!(util::duration::Error, plan::PlanError, measure::MeasureError);
+    classified!(
+        util::duration::Error,
+        plan::PlanError,
+        report::Error,
+        results::import::Error,
+        results::import::ImportError,
+        results::import::fio::FioImportError,
+        check::Error,
+        check::step::UnknownStep,
+        storage::StorageError,
+        measure::MeasureError,
+    );
     // A CPU list that does not parse always came from the user (cpuset stays dependency-free).
     if e.downcast_ref::<cpuset::ParseError>().is_some() {
         return Some(ExitCode::Usage);

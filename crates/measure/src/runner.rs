@@ -312,7 +312,8 @@ fn build(
     envelope.host = c.host.clone();
     envelope.params = c.params.clone();
     envelope.started_at = c.started_at.clone();
-    let secs = (elapsed_ns / 1_000_000_000) as usize + usize::from(elapsed_ns % 1_000_000_000 > 0);
+    let secs = (elapsed_ns / 1_000_000_000) as usize
+        + usize::from(!elapsed_ns.is_multiple_of(1_000_000_000));
     let mut breaches = Vec::new();
     let mut threads: Vec<ThreadResult> = c
         .cpus
