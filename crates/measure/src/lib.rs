@@ -2,15 +2,15 @@
 //!
 //! - [`session`]: a measurement as a command runs it ([`session::latency`],
 //!   [`session::ticks`]), from a typed request to a result and a verdict: the host read
-//!   through `host::Root`, the CPUs chosen ([`select`]), the load started and stopped,
-//!   progress and checkpoints ([`progress`]), signals.
+//!   through `host::Root`, the CPUs chosen (`select`), the load started and stopped,
+//!   progress and checkpoints (`progress`), signals.
 //! - [`timer`]: cyclictest semantics (absolute-deadline sleeps, overruns counted).
 //! - [`noise`]: oslat semantics (TSC busy loop, gaps, attribution from /proc counters).
 //! - [`ticks`]: the "pig" test (LOC and interrupt rates on busy CPUs).
 //! - [`load`]: built-in and external load on the housekeeping CPUs.
 //! - [`sys`]: the syscalls of the measuring loops (clocks, sleeps, mlockall, the PM QoS hold);
 //!   [`shared`]: the lock-free per-thread recorder; [`runner`]: orchestration;
-//!   [`procstat`]: per-second counters (`/proc/interrupts`, `/proc/softirqs`, context
+//!   `procstat`: per-second counters (`/proc/interrupts`, `/proc/softirqs`, context
 //!   switches) read through `host::Root` and parsed by host's parsers.
 
 pub mod counter;
@@ -18,10 +18,10 @@ mod error;
 pub mod inject;
 pub mod load;
 pub mod noise;
-pub mod procstat;
-pub mod progress;
+mod procstat;
+mod progress;
 pub mod runner;
-pub mod select;
+mod select;
 pub mod session;
 pub mod shared;
 pub mod sys;
@@ -29,4 +29,3 @@ pub mod ticks;
 pub mod timer;
 
 pub use error::{Input, MeasureError};
-pub use runner::{Common, Live, Observer};

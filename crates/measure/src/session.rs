@@ -3,7 +3,7 @@
 //! (the host context every result carries, the online, isolated and `nohz_full` CPUs), choose
 //! the CPUs, install the signal handlers (first Ctrl-C: stop and keep a partial result; second:
 //! kill an external load and exit 130), start and stop the load, show progress and rewrite
-//! the partial result every [`CHECKPOINT_EVERY`] while running.
+//! the partial result every 5 s while running (atomically, so a run killed hard leaves it).
 
 use std::path::PathBuf;
 use std::time::Duration;
