@@ -1,14 +1,17 @@
 //! `lowlat measure …`: timer/noise/ticks arguments → a `measure` request → one
 //! `measure::session` call → the JSON and the table (`results::export`). fsync/etcd: `fsync.rs`.
 
+use std::io::Write as _;
 use std::time::Duration;
 
+use anyhow::Result;
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use cpuset::CpuSelector;
 use measure::session::{self, LatencyKind, LatencyRequest, Load, Outcome, TicksRequest};
 use measure::{load::LoadSpec, Input, MeasureError};
-use results::{export::table, LatencyResult};
-use util::duration::{parse_latency, parse_positive_span};
+use results::export::{cyclictest, table};
+use serde::Serialize;
+use util::duration::{parse_latency, parse_positive_span as span};
 use util::sched::Policy;
 
 use super::common::{JsonArg, Output};
@@ -17,12 +20,8 @@ use crate::exit::ExitCode;
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
     /// Timer wake-up latency per CPU (cyclictest semantics).
-    ///
-    /// With `--json FILE`, FILE holds the partial result while running (rewritten every 5 s).
     Timer(TimerArgs),
     /// OS noise per CPU with attribution (oslat semantics).
-    ///
-    /// With `--json FILE`, FILE holds the partial result while running (rewritten every 5 s).
     Noise(NoiseArgs),
     /// Timer ticks and interrupt rates on CPUs kept busy (the "pig" test).
     Ticks(TicksArgs),
@@ -32,8 +31,20 @@ pub enum Command {
     Etcd(super::fsync::EtcdArgs),
 }
 
-/// Options shared by timer and noise.
+/// Where the result and the table go (`--json [FILE]`, `-q`).
 #[derive(Debug, clap::Args)]
+pub struct Shown {
+    #[command(flatten)]
+    pub json: JsonArg,
+    /// No progress and no table (the JSON and the exit code still say everything).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "With --json FILE, FILE holds the partial result while running (rewritten every 5 s)."
+)]
 pub struct RunArgs {
     /// CPUs to measure (`1-3,5`, a mask, a name). Default: isolated, else all but the main one.
     #[arg(long, short = 'a')]
@@ -42,7 +53,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub main_cpu: Option<u32>,
     /// Run length: `10s`, `10m`, `12h` (bare number = s). Default 10s unless --loops is given.
-    #[arg(long, short = 'D', value_parser = parse_positive_span)]
+    #[arg(long, short = 'D', value_parser = span)]
     pub duration: Option<Duration>,
     /// A maximum at or above this is a failure (exit 1): `100us`, `1ms` (bare number = µs).
     #[arg(long, value_parser = parse_latency)]
@@ -57,10 +68,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "load")]
     pub load_cmd: Option<String>,
     #[command(flatten)]
-    pub json: JsonArg,
-    /// No progress and no table (the JSON and exit code still say everything).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    pub shown: Shown,
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_parser = PossibleValuesParser::new(["fifo", "rr", "other"])
           .try_map(|s| s.parse::<Policy>()))]
@@ -73,7 +81,6 @@ pub struct RunArgs {
     pub no_dma_latency: bool,
 }
 
-/// `lowlat measure timer`.
 #[derive(Debug, clap::Args)]
 pub struct TimerArgs {
     #[command(flatten)]
@@ -93,7 +100,6 @@ pub struct TimerArgs {
     pub histogram: Option<u32>,
 }
 
-/// `lowlat measure noise`.
 #[derive(Debug, clap::Args)]
 pub struct NoiseArgs {
     #[command(flatten)]
@@ -103,7 +109,6 @@ pub struct NoiseArgs {
     pub noise_threshold: Duration,
 }
 
-/// `lowlat measure ticks`.
 #[derive(Debug, clap::Args)]
 pub struct TicksArgs {
     /// CPUs to keep busy (`1-3`, a mask, a name). Default: nohz_full, else isolated, else all.
@@ -113,68 +118,51 @@ pub struct TicksArgs {
     #[arg(long)]
     pub main_cpu: Option<u32>,
     /// How long to spin (default 10s).
-    #[arg(long, short = 'D', default_value = "10s", value_parser = parse_positive_span)]
+    #[arg(long, short = 'D', default_value = "10s", value_parser = span)]
     pub duration: Duration,
     #[command(flatten)]
-    pub json: JsonArg,
-    /// No table.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    pub shown: Shown,
 }
 
 /// Run `lowlat measure …`.
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+pub fn run(cmd: Command) -> Result<ExitCode> {
     let tool = format!("lowlat {}", super::VERSION);
-    match cmd {
+    let (run, kind, cyclictest) = match cmd {
         Command::Timer(a) => {
-            let (cyclictest, hist) = (a.cyclictest, a.histogram);
             let kind = LatencyKind::Timer { interval: a.interval, loops: a.loops };
-            latency(a.run, kind, tool, move |r| match cyclictest {
-                true => results::export::cyclictest::to_text(r, hist),
-                false => table::latency(r),
-            })
+            (a.run, kind, a.cyclictest.then_some(a.histogram))
         }
-        Command::Noise(a) => {
-            let kind = LatencyKind::Noise { threshold: a.noise_threshold };
-            latency(a.run, kind, tool, table::latency)
-        }
+        Command::Noise(a) => (a.run, LatencyKind::Noise { threshold: a.noise_threshold }, None),
         Command::Ticks(a) => {
-            let (cpus, main_cpu, duration) = (a.cpus, a.main_cpu, a.duration);
-            let req = TicksRequest { cpus, main_cpu, duration, tool };
-            show(&session::ticks(&req).map_err(flagged)?, &a.json, a.quiet, table::ticks)
+            let req =
+                TicksRequest { cpus: a.cpus, main_cpu: a.main_cpu, duration: a.duration, tool };
+            return a.shown.show(session::ticks(&req).map_err(flagged)?, table::ticks);
         }
-        Command::Fsync(a) => super::fsync::run(*a),
-        Command::Etcd(a) => super::fsync::run_etcd(a),
-    }
-}
-
-fn latency(
-    a: RunArgs,
-    kind: LatencyKind,
-    tool: String,
-    view: impl Fn(&LatencyResult) -> String,
-) -> anyhow::Result<ExitCode> {
-    let checkpoint = match &a.json.json {
-        Some(Output::File(p)) => Some(p.clone()),
-        _ => None,
+        Command::Fsync(a) => return super::fsync::run(*a),
+        Command::Etcd(a) => return super::fsync::run_etcd(a),
     };
-    let load = a.load.map(Load::Builtin).or(a.load_cmd.map(Load::Command));
+    let Shown { json, quiet } = &run.shown;
+    let checkpoint = if let Some(Output::File(p)) = &json.json { Some(p.clone()) } else { None };
     let req = LatencyRequest {
         kind,
-        cpus: a.cpus,
-        main_cpu: a.main_cpu,
-        duration: a.duration,
-        threshold: a.threshold,
-        stop_on_threshold: a.stop_on_threshold,
-        load,
-        policy: a.policy,
-        priority: a.priority,
-        dma_latency: !a.no_dma_latency,
+        cpus: run.cpus,
+        main_cpu: run.main_cpu,
+        duration: run.duration,
+        threshold: run.threshold,
+        stop_on_threshold: run.stop_on_threshold,
+        load: run.load.map(Load::Builtin).or(run.load_cmd.map(Load::Command)),
+        policy: run.policy,
+        priority: run.priority,
+        dma_latency: !run.no_dma_latency,
         checkpoint,
-        progress: !a.quiet,
+        progress: !quiet,
         tool,
     };
-    show(&session::latency(&req).map_err(flagged)?, &a.json, a.quiet, view)
+    let out = session::latency(&req).map_err(flagged)?;
+    run.shown.show(out, |r| match cyclictest {
+        Some(hist) => cyclictest::to_text(r, hist),
+        None => table::latency(r),
+    })
 }
 
 /// An input error in the words of the command line: the option it is about first.
@@ -189,20 +177,16 @@ fn flagged(e: MeasureError) -> anyhow::Error {
     anyhow::Error::from(e).context(flag)
 }
 
-/// The JSON where `--json` says; the view on stdout, or on stderr when the JSON is there.
-fn show<R: serde::Serialize>(
-    out: &Outcome<R>,
-    json: &JsonArg,
-    quiet: bool,
-    view: impl Fn(&R) -> String,
-) -> anyhow::Result<ExitCode> {
-    if let Some(o) = &json.json {
-        o.write_json(&out.result)?;
+impl Shown {
+    /// The JSON where `--json` says, the view where `JsonArg::human_view` says (unless quiet).
+    fn show<R: Serialize>(&self, out: Outcome<R>, view: impl Fn(&R) -> String) -> Result<ExitCode> {
+        if let Some(o) = &self.json.json {
+            o.write_json(&out.result)?;
+        }
+        if !self.quiet {
+            let mut w = self.json.human_view();
+            w.write_all(view(&out.result).as_bytes()).and_then(|()| w.flush())?;
+        }
+        Ok(out.verdict.exit_code())
     }
-    match (quiet, json.to_stdout()) {
-        (true, _) => {}
-        (false, true) => eprint!("{}", view(&out.result)),
-        (false, false) => Output::Stdout.write(view(&out.result).as_bytes())?,
-    }
-    Ok(out.verdict.exit_code())
 }
