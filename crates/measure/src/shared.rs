@@ -77,8 +77,9 @@ impl Recorder {
         self
     }
 
-    /// Bytes this recorder allocated (fixed for its life).
-    pub fn memory_bytes(&self) -> usize {
+    /// Bytes this recorder allocated (fixed for its life): the memory test's measure.
+    #[cfg(test)]
+    fn memory_bytes(&self) -> usize {
         8 * (self.counts.len() + self.per_second_max.len() + self.per_second_noise.len())
             + 16 * self.breaches.len()
             + std::mem::size_of::<Self>()
