@@ -35,6 +35,7 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
     classified!(
         util::duration::Error,
         plan::PlanError,
+        plan::ppc::PpcError,
         report::Error,
         results::import::Error,
         results::import::ImportError,

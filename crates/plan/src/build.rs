@@ -5,7 +5,7 @@ use host::Host;
 
 use crate::error::PlanError;
 use crate::layout::Layout;
-use crate::model::{HugepageRequest, Plan, PlanOptions, SCHEMA_VERSION};
+use crate::model::{CpuVendor, HugepageRequest, Plan, PlanOptions, Style, SCHEMA_VERSION};
 use crate::partition::{self, PartitionRequest};
 use crate::ppc::{self, PpcInput};
 use crate::rules::{self, Facts};
@@ -17,7 +17,7 @@ pub struct PlanRequest {
     pub name: String,
     /// Host or node name recorded in the plan.
     pub host_name: Option<String>,
-    /// Options; `style` picks the partitioner (`lowlat` or `ppc`).
+    /// Options; `style` picks the partitioner.
     pub options: PlanOptions,
     /// lowlat-style partition request.
     pub partition: PartitionRequest,
@@ -26,18 +26,31 @@ pub struct PlanRequest {
 }
 
 /// CPU vendor from the cpuinfo model name.
-pub fn cpu_vendor(host: &Host) -> Option<String> {
+pub fn cpu_vendor(host: &Host) -> Option<CpuVendor> {
     let model = host.topology.cpus.iter().find_map(|c| c.model.clone())?;
     let m = model.to_ascii_lowercase();
     if m.contains("intel") {
-        Some("intel".into())
+        Some(CpuVendor::Intel)
     } else if m.contains("amd") {
-        Some("amd".into())
+        Some(CpuVendor::Amd)
     } else if m.contains("arm") || m.contains("neoverse") || m.contains("ampere") {
-        Some("arm".into())
+        Some(CpuVendor::Arm)
     } else {
         None
     }
+}
+
+/// Read the host model behind `root`, refusing a root that holds no host at all (neither CPU
+/// topology nor a kernel command line: the wrong directory, not a snapshot).
+pub fn read_host(root: &host::Root) -> Result<Host, PlanError> {
+    let h = host::read(root);
+    if h.topology.cpus.is_empty() && h.kernel.cmdline.is_none() {
+        return Err(PlanError::invalid(
+            format!("{root}: found neither sys/devices/system/cpu nor proc/cmdline"),
+            "is this a host snapshot? (a directory holding proc/ and sys/, or a .tgz from `lowlat snapshot`)",
+        ));
+    }
+    Ok(h)
 }
 
 /// Facts the rules need from the host.
@@ -93,28 +106,32 @@ pub fn device_node(host: &Host, device: &str) -> Result<usize, PlanError> {
     }
 }
 
-/// Parse `SIZE:COUNT[:NODE]`.
-pub fn parse_hugepages(text: &str) -> Result<HugepageRequest, PlanError> {
-    let parts: Vec<&str> = text.split(':').collect();
-    let bad = |why: &str| {
-        PlanError::invalid(
-            format!("--hugepages {text}: {why}"),
-            "write SIZE:COUNT[:NODE], e.g. 1G:16 or 2M:1024:0",
-        )
-    };
-    if parts.len() < 2 || parts.len() > 3 {
-        return Err(bad("expected two or three fields"));
+impl std::str::FromStr for HugepageRequest {
+    type Err = PlanError;
+
+    /// Parse `SIZE:COUNT[:NODE]` (`1G:16`, `2M:1024:0`).
+    fn from_str(text: &str) -> Result<Self, PlanError> {
+        let parts: Vec<&str> = text.split(':').collect();
+        let bad = |why: &str| {
+            PlanError::invalid(
+                format!("huge pages {text}: {why}"),
+                "write SIZE:COUNT[:NODE], e.g. 1G:16 or 2M:1024:0",
+            )
+        };
+        if parts.len() < 2 || parts.len() > 3 {
+            return Err(bad("expected two or three fields"));
+        }
+        let size = parts[0].to_string();
+        if rules::size_kb(&size).is_none() {
+            return Err(bad("size must look like 2M, 1G or 64k"));
+        }
+        let count = parts[1].parse::<u64>().map_err(|_| bad("count is not a whole number"))?;
+        let node = match parts.get(2) {
+            Some(n) => Some(n.parse::<usize>().map_err(|_| bad("node is not a NUMA node number"))?),
+            None => None,
+        };
+        Ok(HugepageRequest { size, count, node })
     }
-    let size = parts[0].to_string();
-    if rules::size_kb(&size).is_none() {
-        return Err(bad("size must look like 2M, 1G or 64k"));
-    }
-    let count = parts[1].parse::<u64>().map_err(|_| bad("count is not a whole number"))?;
-    let node = match parts.get(2) {
-        Some(n) => Some(n.parse::<usize>().map_err(|_| bad("node is not a NUMA node number"))?),
-        None => None,
-    };
-    Ok(HugepageRequest { size, count, node })
 }
 
 /// The plan `lowlat plan` makes with no options (lowlat style, one housekeeping core per
@@ -125,11 +142,7 @@ pub fn default_plan(host: &Host) -> Result<Plan, PlanError> {
         &PlanRequest {
             name: "lowlat".into(),
             host_name: host.hostname.clone().or_else(|| host.source.node.clone()),
-            options: PlanOptions {
-                style: "lowlat".into(),
-                power: "default".into(),
-                ..Default::default()
-            },
+            options: PlanOptions::default(),
             ..Default::default()
         },
     )
@@ -138,6 +151,9 @@ pub fn default_plan(host: &Host) -> Result<Plan, PlanError> {
 /// Compute the plan.
 pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
     let layout = Layout::from_host(host);
+    if layout.online.is_empty() {
+        return Err(PlanError::no_cpus());
+    }
     let mut options = req.options.clone();
     if options.cpu_vendor.is_none() {
         options.cpu_vendor = cpu_vendor(host);
@@ -148,7 +164,7 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
                 let ids: Vec<String> = layout.nodes.iter().map(|x| x.id.to_string()).collect();
                 return Err(PlanError::invalid(
                     format!(
-                        "--hugepages {}:{}:{n}: NUMA node {n} does not exist here",
+                        "huge pages {}:{}:{n}: NUMA node {n} does not exist here",
                         p.size, p.count
                     ),
                     format!("use one of the nodes {}", ids.join(", ")),
@@ -156,8 +172,9 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
             }
         }
     }
-    let (reserved, isolated, offlined, smt_disabled, mut rationale) = if options.style == "ppc" {
-        let p = ppc::calculate(&layout, &req.ppc).map_err(|e| PlanError::Ppc(e.0))?;
+    let (reserved, isolated, offlined, smt_disabled, mut rationale) = if options.style == Style::Ppc
+    {
+        let p = ppc::calculate(&layout, &req.ppc)?;
         let mut why = vec![format!(
             "style ppc: Performance Profile Creator's algorithm on {}",
             layout.describe()
@@ -168,7 +185,7 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         let p = partition::plan(&layout, &req.partition)?;
         (p.reserved, p.isolated, p.offlined, p.smt_disabled, p.rationale)
     };
-    let kernel_args = if options.style == "ppc" && !options.workload_hints {
+    let kernel_args = if options.style == Style::Ppc && !options.workload_hints {
         // PAO-era PPC: only what the profile itself carries.
         let mut v = rules::kernel_args(&reserved, &isolated, &options);
         v.retain(|a| a.key != "nmi_watchdog");
@@ -216,8 +233,8 @@ mod tests {
         let req = PlanRequest {
             name: "performance".into(),
             options: PlanOptions {
-                style: "lowlat".into(),
-                power: "low-latency".into(),
+                style: Style::Lowlat,
+                power: crate::Power::LowLatency,
                 rt_kernel: true,
                 ..Default::default()
             },
@@ -228,7 +245,7 @@ mod tests {
             ..Default::default()
         };
         let plan = make_plan(&host, &req).unwrap();
-        assert_eq!(plan.options.cpu_vendor.as_deref(), Some("intel"));
+        assert_eq!(plan.options.cpu_vendor, Some(CpuVendor::Intel));
         let y = plan.to_yaml().unwrap();
         let back = Plan::from_yaml(&y, "plan.yaml").unwrap();
         assert_eq!(back, plan);
@@ -239,7 +256,7 @@ mod tests {
     fn default_plan_is_one_core_per_node() {
         let p = default_plan(&testhost::worker1()).unwrap();
         assert_eq!(p.reserved.to_list(), "0-1,40-41");
-        assert_eq!(p.options.style, "lowlat");
+        assert_eq!(p.options.style, Style::Lowlat);
         assert!(default_plan(&Host::default()).is_err());
     }
 
@@ -256,20 +273,19 @@ mod tests {
 
     #[test]
     fn hugepage_parsing() {
+        let parse = |s: &str| s.parse::<HugepageRequest>();
         assert_eq!(
-            parse_hugepages("1G:4").unwrap(),
+            parse("1G:4").unwrap(),
             HugepageRequest { size: "1G".into(), count: 4, node: None }
         );
-        assert_eq!(parse_hugepages("2M:128:1").unwrap().node, Some(1));
+        assert_eq!(parse("2M:128:1").unwrap().node, Some(1));
         for bad in ["1G", "1X:4", "1G:x", "1G:4:y", "1G:1:2:3"] {
-            assert!(parse_hugepages(bad).is_err(), "{bad}");
+            assert!(parse(bad).is_err(), "{bad}");
         }
         let host = testhost::worker1();
         let req = PlanRequest {
             options: PlanOptions {
-                style: "lowlat".into(),
-                power: "default".into(),
-                hugepages: vec![parse_hugepages("1G:4:7").unwrap()],
+                hugepages: vec![parse("1G:4:7").unwrap()],
                 ..Default::default()
             },
             ..Default::default()

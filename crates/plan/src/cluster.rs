@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_norway::Value;
 
+use crate::build::read_host;
 use crate::error::PlanError;
+use crate::layout::Layout;
 
 /// A label selector: `matchLabels` plus `matchExpressions`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -292,6 +294,87 @@ pub fn load(dir: &Path) -> Result<Cluster, PlanError> {
         pools.push(parse_pool(&read(&p)?, &p.display().to_string())?);
     }
     Ok(Cluster { base, nodes, pools })
+}
+
+/// A must-gather node to plan for.
+#[derive(Debug)]
+pub struct Target {
+    /// The node's host model.
+    pub host: host::Host,
+    /// The node's name.
+    pub node: String,
+    /// The node's pool and every pool of the cluster (the pool's unique label is computed
+    /// among them), when the node belongs to one.
+    pub pool: Option<(PoolMeta, Vec<PoolMeta>)>,
+}
+
+/// The node of the must-gather `dir` to plan for: the nodes of `pool` (all of them must have
+/// one topology; `node` narrows the pool to one of its nodes), or `node` with its primary pool.
+pub fn target(dir: &Path, pool: Option<&str>, node: Option<&str>) -> Result<Target, PlanError> {
+    let cl = load(dir)?;
+    let read_node = |n: &str| -> Result<host::Host, PlanError> {
+        read_host(&host::Root::must_gather(dir, Some(n))?)
+    };
+    match (pool, node) {
+        (Some(pool_name), node) => {
+            let pool = cl.pool(pool_name)?.clone();
+            let mut nodes: Vec<&str> = nodes_for_pool(&pool, &cl.pools, &cl.nodes)
+                .iter()
+                .map(|n| n.name.as_str())
+                .collect();
+            if let Some(n) = node {
+                if !nodes.contains(&n) {
+                    return Err(PlanError::invalid(
+                        format!(
+                            "node {n} is not in pool {pool_name} (its nodes: {})",
+                            nodes.join(", ")
+                        ),
+                        "pick one of its nodes, or plan for the whole pool",
+                    ));
+                }
+                nodes = vec![n];
+            }
+            let Some((first, rest)) = nodes.split_first() else {
+                return Err(PlanError::invalid(
+                    format!("pool {pool_name} has no schedulable nodes in {}", dir.display()),
+                    "pick another pool",
+                ));
+            };
+            let host = read_node(first)?;
+            let layout = Layout::from_host(&host);
+            for n in rest {
+                let other = Layout::from_host(&read_node(n)?);
+                if !layout.same_topology(&other) {
+                    return Err(PlanError::invalid(
+                        format!(
+                            "targeted nodes differ: nodes {first} and {n} have different topology ({} vs {})",
+                            layout.describe(),
+                            other.describe()
+                        ),
+                        "plan them separately with --node",
+                    ));
+                }
+            }
+            Ok(Target { host, node: first.to_string(), pool: Some((pool, cl.pools.clone())) })
+        }
+        (None, Some(n)) => {
+            let host = read_node(n)?;
+            let pool = cl
+                .nodes
+                .iter()
+                .find(|x| x.name == n)
+                .and_then(|meta| primary_pool(meta, &cl.pools).ok().flatten())
+                .map(|p| (p.clone(), cl.pools.clone()));
+            Ok(Target { host, node: n.to_string(), pool })
+        }
+        (None, None) => {
+            let names: Vec<&str> = cl.nodes.iter().map(|n| n.name.as_str()).collect();
+            Err(PlanError::invalid(
+                format!("{}: say which node to plan for", dir.display()),
+                format!("--node NAME (nodes: {}) or --mcp-name POOL", names.join(", ")),
+            ))
+        }
+    }
 }
 
 #[cfg(test)]

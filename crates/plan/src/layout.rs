@@ -125,14 +125,13 @@ impl Layout {
         self.nodes.iter().flat_map(|n| n.cores.iter())
     }
 
-    /// The core holding `cpu`.
-    pub fn core_of(&self, cpu: usize) -> Option<&Core> {
-        self.cores().find(|c| c.cpus.contains(&cpu))
-    }
-
-    /// The node holding `cpu`.
-    pub fn node_of(&self, cpu: usize) -> Option<usize> {
-        self.core_of(cpu).map(|c| c.numa)
+    /// Whether two machines have the same topology: the same CPUs in the same cores on the
+    /// same NUMA nodes (what lets one plan serve every node of a pool).
+    pub fn same_topology(&self, other: &Layout) -> bool {
+        let cpus = |l: &Layout| -> Vec<Vec<Vec<usize>>> {
+            l.nodes.iter().map(|n| n.cores.iter().map(|c| c.cpus.clone()).collect()).collect()
+        };
+        cpus(self) == cpus(other)
     }
 
     /// Whether SMT is on (some core has more than one online thread).

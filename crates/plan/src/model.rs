@@ -25,7 +25,7 @@ impl Plan {
         let what = path.display().to_string();
         let unreadable = |e: std::io::Error| {
             crate::PlanError::File(format!(
-                "cannot read plan {what}: {e} (make one with `lowlat plan -o FILE`)"
+                "cannot read plan {what}: {e} (make one with `lowlat plan -o plan.yaml`)"
             ))
         };
         let f = std::fs::File::open(path).map_err(unreadable)?;
@@ -97,15 +97,14 @@ pub struct Plan {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanOptions {
-    /// `lowlat` or `ppc`.
-    pub style: String,
-    /// `default`, `low-latency`, `ultra-low-latency`.
-    pub power: String,
+    /// Which partitioner made the sets.
+    pub style: Style,
+    pub power: Power,
     pub rt_kernel: bool,
     pub no_smt: bool,
     pub split_reserved_across_numa: bool,
-    /// `single-numa-node`, `restricted`, `best-effort`, `none`.
-    pub topology_policy: Option<String>,
+    /// Kubelet topology manager policy for the OpenShift renders.
+    pub topology_policy: Option<TopologyPolicy>,
     pub per_pod_power_management: bool,
     /// `SIZE:COUNT[:NODE]` requests, e.g. `1G:4:0`.
     pub hugepages: Vec<HugepageRequest>,
@@ -130,9 +129,114 @@ pub struct PlanOptions {
     /// Emit `workloadHints` in a PerformanceProfile (PPC does when a power mode is given).
     #[serde(default)]
     pub workload_hints: bool,
-    /// CPU vendor (`intel`, `amd`) when known: picks the pstate / C-state arguments.
+    /// CPU vendor when known: picks the pstate / C-state arguments.
     #[serde(default)]
-    pub cpu_vendor: Option<String>,
+    pub cpu_vendor: Option<CpuVendor>,
+}
+
+/// A closed set of names in the plan file: an enum serialized as its name, parsed from it
+/// with an error that lists the valid names.
+macro_rules! closed_set {
+    ($(#[$m:meta])* $name:ident: $what:literal { $($(#[$vm:meta])* $v:ident = $s:literal,)+ }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vm])* $v,)+
+        }
+
+        impl $name {
+            /// Every value, in the order help texts list them.
+            pub const ALL: &'static [$name] = &[$($name::$v,)+];
+
+            /// The name in the plan file and on the command line.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$v => $s,)+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = crate::error::UnknownName;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::ALL.iter().copied().find(|v| v.as_str() == s).ok_or_else(|| {
+                    crate::error::UnknownName::new($what, s, Self::ALL.iter().map(|v| v.as_str()))
+                })
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+closed_set! {
+    /// Which partitioner computes the sets.
+    #[derive(Default)]
+    Style: "style" {
+        /// lowlat's own: whole cores, one housekeeping core per NUMA node, a reason per choice.
+        #[default]
+        Lowlat = "lowlat",
+        /// The Performance Profile Creator's exact algorithm (`CalculateCPUSets`).
+        Ppc = "ppc",
+    }
+}
+
+closed_set! {
+    /// Power mode (the PerformanceProfile's workload hints).
+    #[derive(Default)]
+    Power: "power consumption mode" {
+        /// No power trade-off.
+        #[default]
+        Default = "default",
+        /// Shallow C-states, the performance governor, no NMI watchdog.
+        LowLatency = "low-latency",
+        /// As low-latency, plus `idle=poll`: idle CPUs spin.
+        UltraLowLatency = "ultra-low-latency",
+    }
+}
+
+impl Power {
+    /// Low-latency or ultra-low-latency: the modes that trade power for latency.
+    pub fn is_low_latency(self) -> bool {
+        matches!(self, Power::LowLatency | Power::UltraLowLatency)
+    }
+}
+
+closed_set! {
+    /// Kubelet topology manager policy.
+    TopologyPolicy: "topology manager policy" {
+        None = "none",
+        SingleNumaNode = "single-numa-node",
+        BestEffort = "best-effort",
+        Restricted = "restricted",
+    }
+}
+
+closed_set! {
+    /// CPU vendor, from the cpuinfo model name.
+    CpuVendor: "CPU vendor" {
+        Intel = "intel",
+        Amd = "amd",
+        Arm = "arm",
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,4 +287,91 @@ pub enum RuntimeItem {
     /// Energy-performance bias (`power/energy_perf_bias`, 0 = performance … 15 = powersave)
     /// on these CPUs.
     EnergyPerfBias { cpus: CpuSet, value: String, reason: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan file as the string-typed options wrote it: the enums read it and write it back
+    /// byte for byte.
+    const PLAN: &str = "schema_version: 1
+name: performance
+host: worker1
+reserved: 0-1,40-41
+isolated: 2-39,42-79
+offlined: ''
+options:
+  style: ppc
+  power: ultra-low-latency
+  rt_kernel: true
+  no_smt: false
+  split_reserved_across_numa: false
+  topology_policy: single-numa-node
+  per_pod_power_management: false
+  hugepages:
+  - size: 1G
+    count: 4
+    node: null
+  near_device: null
+  isolcpus_domain: false
+  mcp_name: worker-cnf
+  node_selector: null
+  mcp_selector: null
+  user_level_networking: null
+  workload_hints: true
+  cpu_vendor: amd
+kernel_args: []
+runtime: []
+rationale: []
+";
+
+    #[test]
+    fn options_serialize_to_the_same_strings() {
+        let plan = Plan::from_yaml(PLAN, "plan.yaml").unwrap();
+        assert_eq!(plan.options.style, Style::Ppc);
+        assert_eq!(plan.options.power, Power::UltraLowLatency);
+        assert_eq!(plan.options.topology_policy, Some(TopologyPolicy::SingleNumaNode));
+        assert_eq!(plan.options.cpu_vendor, Some(CpuVendor::Amd));
+        assert_eq!(plan.to_yaml().unwrap(), PLAN);
+        let with = |key: &str, value: &str| -> String {
+            let prefix = format!("  {key}: ");
+            PLAN.lines()
+                .map(|l| {
+                    if l.starts_with(&prefix) {
+                        format!("{prefix}{value}\n")
+                    } else {
+                        format!("{l}\n")
+                    }
+                })
+                .collect()
+        };
+        // The names plan files hold (the contract), each in its place in the file.
+        let sets: [(&str, &[&str]); 4] = [
+            ("style", &["lowlat", "ppc"]),
+            ("power", &["default", "low-latency", "ultra-low-latency"]),
+            ("topology_policy", &["none", "single-numa-node", "best-effort", "restricted"]),
+            ("cpu_vendor", &["intel", "amd", "arm"]),
+        ];
+        for (key, values) in sets {
+            for value in values {
+                let text = with(key, value);
+                let back = Plan::from_yaml(&text, "plan.yaml").unwrap().to_yaml().unwrap();
+                assert_eq!(back, text, "{key}: {value}");
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let e = PLAN.replace("power: ultra-low-latency", "power: fast");
+        let e = Plan::from_yaml(&e, "plan.yaml").unwrap_err().to_string();
+        assert!(
+            e.contains("power consumption mode 'fast' is invalid. Valid values come from the set [default low-latency ultra-low-latency]"),
+            "{e}"
+        );
+        assert_eq!("none".parse::<TopologyPolicy>().unwrap(), TopologyPolicy::None);
+        assert!(Power::LowLatency.is_low_latency() && Power::UltraLowLatency.is_low_latency());
+        assert!(!Power::Default.is_low_latency());
+    }
 }

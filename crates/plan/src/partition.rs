@@ -17,6 +17,21 @@ pub enum CpuRequest {
     List(CpuSet),
 }
 
+impl std::str::FromStr for CpuRequest {
+    type Err = cpuset::ParseError;
+
+    /// A bare number is a count (`4`); anything else is a CPU set (`8-11`, `0xf00`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(n) = t.parse() {
+                return Ok(CpuRequest::Count(n));
+            }
+        }
+        CpuSet::parse_any(t).map(CpuRequest::List)
+    }
+}
+
 /// What the user asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionRequest {
@@ -63,10 +78,7 @@ pub struct Partition {
 /// Compute a lowlat-style partition.
 pub fn plan(layout: &Layout, req: &PartitionRequest) -> Result<Partition, PlanError> {
     if layout.nodes.is_empty() || layout.online.is_empty() {
-        return Err(PlanError::invalid(
-            "the host model has no online CPUs (topology could not be read)",
-            "check that the snapshot holds sys/devices/system/cpu, or run on the live host",
-        ));
+        return Err(PlanError::no_cpus());
     }
     let mut out = Partition::default();
     let mut why = vec![format!("host: {}", layout.describe())];

@@ -4,7 +4,10 @@
 //! `--disable-ht` keeping only each core's first thread everywhere, offlining by socket then
 //! `core_id`. Error texts are PPC's own.
 
+pub mod args;
+
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use cpuset::CpuSet;
 
@@ -32,11 +35,30 @@ pub struct PpcPartition {
     pub log: Vec<String>,
 }
 
-/// A PPC error; the text is PPC's (callers prefix "failed to compute the reserved and
-/// isolated CPUs: " as PPC does).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PpcError(pub String);
+/// An error of the Performance Profile Creator or of its arguments file. The texts of `Cpus`
+/// and `Args` are PPC's own (so they name PPC's flags, as PPC prints them).
+#[derive(Debug, thiserror::Error)]
+pub enum PpcError {
+    /// `CalculateCPUSets` refused the counts.
+    #[error("failed to compute the reserved and isolated CPUs: {0}")]
+    Cpus(String),
+    /// PPC's argument checks refused the combination.
+    #[error("{0}")]
+    Args(String),
+    /// The arguments file cannot be read.
+    #[error("cannot read the PPC arguments file {}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// The arguments file is not PPC's JSON.
+    #[error("{}: not a PPC arguments file (expected PPC's JSON keys such as \"reserved-cpu-count\", \"mcp-name\", \"rt-kernel\")", path.display())]
+    Parse { path: PathBuf, source: serde_json::Error },
+}
+
+impl util::exit::Classify for PpcError {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        // PPC's refusals and its arguments file are the user's input.
+        util::exit::ExitCode::Usage
+    }
+}
 
 /// PPC's accumulator: adds threads core by core while `count < max`.
 struct Acc {
@@ -135,19 +157,19 @@ pub fn calculate(layout: &Layout, input: &PpcInput) -> Result<PpcPartition, PpcE
 
     let (r, o) = (input.reserved_cpu_count, input.offlined_cpu_count);
     if r <= 0 || r >= total_threads {
-        return Err(PpcError(format!(
+        return Err(PpcError::Cpus(format!(
             "please specify the reserved CPU count in the range [1,{}]",
             total_threads - 1
         )));
     }
     if o < 0 || o >= total_threads {
-        return Err(PpcError(format!(
+        return Err(PpcError::Cpus(format!(
             "please specify the offlined CPU count in the range [0,{}]",
             total_threads - 1
         )));
     }
     if r + o >= total_threads {
-        return Err(PpcError(format!(
+        return Err(PpcError::Cpus(format!(
             "please ensure that reserved-cpu-count plus offlined-cpu-count should be in the range [0,{}]",
             total_threads - 1
         )));
@@ -178,13 +200,17 @@ pub fn calculate(layout: &Layout, input: &PpcInput) -> Result<PpcPartition, PpcE
                 max += per;
             }
             if !max.is_multiple_of(2) && ht {
-                return Err(PpcError("can't allocate odd number of CPUs from a NUMA Node".into()));
+                return Err(PpcError::Cpus(
+                    "can't allocate odd number of CPUs from a NUMA Node".into(),
+                ));
             }
             acc.add_cores(Some(max), n, |_, _| true);
         }
     } else {
         if r % 2 != 0 && ht {
-            return Err(PpcError("can't allocate odd number of CPUs from a NUMA Node".into()));
+            return Err(PpcError::Cpus(
+                "can't allocate odd number of CPUs from a NUMA Node".into(),
+            ));
         }
         for n in &nodes {
             acc.add_cores(Some(r), n, |_, _| true);
@@ -241,6 +267,14 @@ mod tests {
         Layout::from_host(&testhost::worker1())
     }
 
+    /// PPC's own text of a `CalculateCPUSets` refusal.
+    fn refused(e: PpcError) -> String {
+        match e {
+            PpcError::Cpus(text) => text,
+            other => panic!("not a CalculateCPUSets refusal: {other}"),
+        }
+    }
+
     fn run(l: &Layout, r: i64, o: i64, split: bool, dht: bool) -> Result<PpcPartition, PpcError> {
         calculate(
             l,
@@ -286,27 +320,27 @@ mod tests {
     #[test]
     fn odd_count_with_ht_is_refused_with_ppcs_text() {
         let e = run(&w1(), 3, 0, false, false).unwrap_err();
-        assert_eq!(e.0, "can't allocate odd number of CPUs from a NUMA Node");
+        assert_eq!(refused(e), "can't allocate odd number of CPUs from a NUMA Node");
         let e = run(&w1(), 2, 0, true, false).unwrap_err();
-        assert_eq!(e.0, "can't allocate odd number of CPUs from a NUMA Node");
+        assert_eq!(refused(e), "can't allocate odd number of CPUs from a NUMA Node");
     }
 
     #[test]
     fn range_errors() {
         assert_eq!(
-            run(&w1(), 0, 0, false, false).unwrap_err().0,
+            refused(run(&w1(), 0, 0, false, false).unwrap_err()),
             "please specify the reserved CPU count in the range [1,79]"
         );
         assert_eq!(
-            run(&w1(), 80, 0, false, false).unwrap_err().0,
+            refused(run(&w1(), 80, 0, false, false).unwrap_err()),
             "please specify the reserved CPU count in the range [1,79]"
         );
         assert_eq!(
-            run(&w1(), 2, 80, false, false).unwrap_err().0,
+            refused(run(&w1(), 2, 80, false, false).unwrap_err()),
             "please specify the offlined CPU count in the range [0,79]"
         );
         assert_eq!(
-            run(&w1(), 40, 40, false, false).unwrap_err().0,
+            refused(run(&w1(), 40, 40, false, false).unwrap_err()),
             "please ensure that reserved-cpu-count plus offlined-cpu-count should be in the range [0,79]"
         );
     }

@@ -5,7 +5,7 @@
 
 use cpuset::CpuSet;
 
-use crate::model::{HugepageRequest, KernelArg, PlanOptions, RuntimeItem};
+use crate::model::{CpuVendor, HugepageRequest, KernelArg, PlanOptions, Power, RuntimeItem};
 
 /// Host facts the rules need (kept small so a plan file alone can be re-derived).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,10 +18,6 @@ fn arg(key: &str, value: Option<String>, reason: &str) -> KernelArg {
     KernelArg { key: key.into(), value, reason: reason.into() }
 }
 
-fn low_latency(o: &PlanOptions) -> bool {
-    matches!(o.power.as_str(), "low-latency" | "ultra-low-latency")
-}
-
 /// `nosmt`, in PPC's `additionalKernelArgs` form.
 pub fn nosmt_arg() -> KernelArg {
     arg("nosmt", None, "SMT off (--no-smt): siblings share a core's execution units and caches with the isolated thread")
@@ -31,11 +27,12 @@ pub fn nosmt_arg() -> KernelArg {
 pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec<KernelArg> {
     let iso = isolated.to_list();
     let res = reserved.to_list();
-    let vendor = o.cpu_vendor.as_deref();
+    let vendor = o.cpu_vendor;
+    let low_latency = o.power.is_low_latency();
     let mut v = vec![
         arg("skew_tick", Some("1".into()), "offset each CPU's tick so ticks do not contend on the jiffies/timekeeping locks at the same instant (TuneD network-latency)"),
     ];
-    if vendor != Some("arm") {
+    if vendor != Some(CpuVendor::Arm) {
         v.push(arg("tsc", Some("reliable".into()), "skip the clocksource watchdog's periodic TSC checks, a source of latency spikes on isolated CPUs (NTO PR #756)"));
     }
     v.push(arg(
@@ -75,7 +72,7 @@ pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec
         v.push(arg("systemd.cpu_affinity", Some(expanded.join(",")), "PID 1 and every service start on housekeeping CPUs (expanded list, as older systemd needs)"));
     }
     v.push(arg("nosoftlockup", None, "no soft-lockup detector hrtimer firing on isolated CPUs"));
-    if low_latency(o) {
+    if low_latency {
         v.push(arg(
             "nmi_watchdog",
             Some("0".into()),
@@ -85,36 +82,36 @@ pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec
     if o.rt_kernel {
         v.push(arg("rcutree.kthread_prio", Some("11".into()), "RCU kthreads at SCHED_FIFO 11, above ksoftirqd/stalld, so grace periods finish under RT load"));
     }
-    match (vendor, o.per_pod_power_management, low_latency(o)) {
-        (Some("intel"), true, _) => v.push(arg(
+    match (vendor, o.per_pod_power_management, low_latency) {
+        (Some(CpuVendor::Intel), true, _) => v.push(arg(
             "intel_pstate",
             Some("passive".into()),
             "per-pod power management: governors per CPU through cpufreq (CRI-O annotations)",
         )),
-        (Some("amd"), true, _) => v.push(arg(
+        (Some(CpuVendor::Amd), true, _) => v.push(arg(
             "amd_pstate",
             Some("passive".into()),
             "per-pod power management: governors per CPU through cpufreq",
         )),
-        (Some("intel"), false, true) => v.push(arg(
+        (Some(CpuVendor::Intel), false, true) => v.push(arg(
             "intel_pstate",
             Some("active".into()),
             "hardware P-states with the performance governor hold the highest frequency",
         )),
-        (Some("amd"), false, true) => v.push(arg(
+        (Some(CpuVendor::Amd), false, true) => v.push(arg(
             "amd_pstate",
             Some("guided".into()),
             "firmware-guided P-states with a performance floor",
         )),
         _ => {}
     }
-    if o.power == "ultra-low-latency" {
+    if o.power == Power::UltraLowLatency {
         v.push(arg(
             "processor.max_cstate",
             Some("1".into()),
             "ultra-low-latency: no ACPI C-state deeper than C1 (wake-up exit latency)",
         ));
-        if vendor != Some("amd") {
+        if vendor != Some(CpuVendor::Amd) {
             v.push(arg(
                 "intel_idle.max_cstate",
                 Some("0".into()),
@@ -224,7 +221,7 @@ pub fn runtime_items(
         value: r("600"),
         reason: r("a busy-polling RT task starving a kworker must not trip the hung-task detector"),
     });
-    if low_latency(o) {
+    if o.power.is_low_latency() {
         v.push(RuntimeItem::Sysctl {
             name: r("kernel.nmi_watchdog"),
             value: r("0"),
@@ -253,22 +250,22 @@ pub fn runtime_items(
         }
     }
     let all = reserved.union(isolated);
-    if low_latency(o) && !o.per_pod_power_management {
+    if o.power.is_low_latency() && !o.per_pod_power_management {
         v.push(RuntimeItem::Governor {
             cpus: all.clone(),
             governor: r("performance"),
             reason: r("highest frequency, no ramp-up delay after idle"),
         });
     }
-    match o.power.as_str() {
-        "low-latency" if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
+    match o.power {
+        Power::LowLatency if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
             cpus: isolated.clone(),
             max_latency_us: f.c1_latency_us.unwrap_or(3),
             reason: r(
                 "isolated CPUs sleep no deeper than C1 (TuneD force_latency=cstate.id_no_zero:1|3)",
             ),
         }),
-        "ultra-low-latency" if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
+        Power::UltraLowLatency if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
             cpus: isolated.clone(),
             max_latency_us: 0,
             reason: r("isolated CPUs poll when idle (matches idle=poll, without a reboot)"),
@@ -284,9 +281,8 @@ mod tests {
 
     fn opts(power: &str) -> PlanOptions {
         PlanOptions {
-            style: "lowlat".into(),
-            power: power.into(),
-            cpu_vendor: Some("intel".into()),
+            power: power.parse().unwrap(),
+            cpu_vendor: Some(CpuVendor::Intel),
             ..Default::default()
         }
     }

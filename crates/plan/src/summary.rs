@@ -102,3 +102,13 @@ pub fn summary(plan: &Plan, layout: &Layout, color: bool) -> String {
     ));
     out
 }
+
+/// The line after the summary: where the plan went and what to run next.
+pub fn next_step(written_to: Option<&str>) -> String {
+    match written_to {
+        Some(out) => format!(
+            "\nplan written to {out} (next: lowlat render --plan {out} cmdline --explain)\n"
+        ),
+        None => "\n(no plan file written: add -o plan.yaml)\n".to_string(),
+    }
+}

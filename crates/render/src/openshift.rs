@@ -4,7 +4,7 @@
 //! and (where required) the memory manager, a Tuned CR, the node-label command; and the
 //! PerformanceProfile v2 the Performance Profile Creator writes.
 
-use plan::Plan;
+use plan::{Plan, Power, Style, TopologyPolicy};
 use serde_norway::Value;
 
 use crate::yaml::{b, doc, docs, int, map, s, seq};
@@ -107,22 +107,22 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
 
 /// KubeletConfig: static CPU manager on the plan's reserved CPUs.
 pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
-    let policy = plan.options.topology_policy.clone().unwrap_or_else(|| "best-effort".into());
+    let policy = plan.options.topology_policy.unwrap_or(TopologyPolicy::BestEffort);
     let mut kc = vec![
         ("apiVersion", s("kubelet.config.k8s.io/v1beta1")),
         ("kind", s("KubeletConfiguration")),
         ("cpuManagerPolicy", s("static")),
         ("cpuManagerReconcilePeriod", s("5s")),
     ];
-    if policy == "single-numa-node" {
+    if policy == TopologyPolicy::SingleNumaNode {
         kc.push(("cpuManagerPolicyOptions", map(vec![("full-pcpus-only", s("true"))])));
     }
     kc.push(("reservedSystemCPUs", s(plan.reserved.to_list())));
-    kc.push(("topologyManagerPolicy", s(policy.clone())));
+    kc.push(("topologyManagerPolicy", s(policy.as_str())));
     kc.push(("evictionHard", map(vec![("memory.available", s("100Mi"))])));
     kc.push(("kubeReserved", map(vec![("memory", s("500Mi"))])));
     kc.push(("systemReserved", map(vec![("memory", s("500Mi"))])));
-    if policy == "restricted" || policy == "single-numa-node" {
+    if matches!(policy, TopologyPolicy::Restricted | TopologyPolicy::SingleNumaNode) {
         kc.push(("memoryManagerPolicy", s("Static")));
         kc.push((
             "reservedMemory",
@@ -210,7 +210,7 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
         .or_else(|| o.mcp_name.clone())
         .unwrap_or_else(|| "worker-cnf".into());
     let mut spec: Vec<(&str, Value)> = vec![];
-    let ppc = o.style == "ppc";
+    let ppc = o.style == Style::Ppc;
     if o.no_smt {
         spec.push(("additionalKernelArgs", seq(vec![s("nosmt")])));
     }
@@ -252,18 +252,17 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
         "numa",
         map(vec![(
             "topologyPolicy",
-            s(o.topology_policy.clone().unwrap_or_else(|| "restricted".into())),
+            s(o.topology_policy.unwrap_or(TopologyPolicy::Restricted).as_str()),
         )]),
     ));
     spec.push(("realTimeKernel", map(vec![("enabled", b(o.rt_kernel))])));
     if o.workload_hints || !ppc {
-        let rt = matches!(o.power.as_str(), "low-latency" | "ultra-low-latency");
         spec.push((
             "workloadHints",
             map(vec![
-                ("highPowerConsumption", b(o.power == "ultra-low-latency")),
+                ("highPowerConsumption", b(o.power == Power::UltraLowLatency)),
                 ("perPodPowerManagement", b(o.per_pod_power_management)),
-                ("realTime", b(rt)),
+                ("realTime", b(o.power.is_low_latency())),
             ]),
         ));
     }

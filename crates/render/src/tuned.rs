@@ -37,7 +37,7 @@ pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
         }
         s.push('\n');
     }
-    let low = matches!(plan.options.power.as_str(), "low-latency" | "ultra-low-latency");
+    let low = plan.options.power.is_low_latency();
     let mut cpu = vec![];
     for item in &plan.runtime {
         match item {

@@ -7,7 +7,7 @@ mod common;
 
 use plan::cluster;
 use plan::ppc::PpcInput;
-use plan::{PlanOptions, PlanRequest};
+use plan::{PlanOptions, PlanRequest, Power, Style, TopologyPolicy};
 use serde_norway::Value;
 
 fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a Value> {
@@ -40,12 +40,12 @@ fn every_ppc_fixture_profile_is_reproduced() {
         let host = common::host(mg.file_name().unwrap().to_str().unwrap(), &nodes[0].name);
         let b = |k: &str| arg(&args, k).and_then(Value::as_bool).unwrap_or(false);
         let options = PlanOptions {
-            style: "ppc".into(),
-            power: "default".into(),
+            style: Style::Ppc,
+            power: Power::Default,
             rt_kernel: b("rt-kernel"),
             no_smt: b("disable-ht"),
             split_reserved_across_numa: b("split-reserved-cpus-across-numa"),
-            topology_policy: Some("restricted".into()),
+            topology_policy: Some(TopologyPolicy::Restricted),
             mcp_name: Some(pool.name.clone()),
             node_selector: cluster::node_selector(&pool),
             mcp_selector: Some(cluster::pool_selector(&pool, &cl.pools).unwrap()),

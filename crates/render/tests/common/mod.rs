@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use plan::partition::{CpuRequest, PartitionRequest};
 use plan::ppc::PpcInput;
-use plan::{HugepageRequest, Plan, PlanOptions, PlanRequest};
+use plan::{HugepageRequest, Plan, PlanOptions, PlanRequest, Power, Style, TopologyPolicy};
 
 /// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
 pub fn testdata_dir() -> PathBuf {
@@ -28,20 +28,20 @@ pub fn cases() -> Vec<(&'static str, Plan)> {
     let w1 = host("must-gather.bare-metal", "worker1");
     let sno = host("must-gather.sno", "ocp47sno-master-0.demo.lab");
     let w2 = host("must-gather.bare-metal", "worker2");
-    let lowlat = |_name: &str, power: &str, rt: bool| PlanOptions {
-        style: "lowlat".into(),
-        power: power.into(),
+    let lowlat = |_name: &str, power: Power, rt: bool| PlanOptions {
+        style: Style::Lowlat,
+        power,
         rt_kernel: rt,
         ..Default::default()
     };
     let mut v = vec![];
-    let mut o = lowlat("rt", "low-latency", true);
+    let mut o = lowlat("rt", Power::LowLatency, true);
     o.hugepages = vec![
         HugepageRequest { size: "1G".into(), count: 16, node: None },
         HugepageRequest { size: "2M".into(), count: 1024, node: Some(1) },
     ];
     o.mcp_name = Some("worker-cnf".into());
-    o.topology_policy = Some("single-numa-node".into());
+    o.topology_policy = Some(TopologyPolicy::SingleNumaNode);
     v.push((
         "worker1-rt",
         plan::make_plan(
@@ -60,7 +60,7 @@ pub fn cases() -> Vec<(&'static str, Plan)> {
         )
         .unwrap(),
     ));
-    let mut o = lowlat("ull", "ultra-low-latency", false);
+    let mut o = lowlat("ull", Power::UltraLowLatency, false);
     o.isolcpus_domain = true;
     o.no_smt = true;
     v.push((
@@ -83,17 +83,17 @@ pub fn cases() -> Vec<(&'static str, Plan)> {
             &PlanRequest {
                 name: "lowlat".into(),
                 host_name: Some("worker2".into()),
-                options: lowlat("lowlat", "default", false),
+                options: lowlat("lowlat", Power::Default, false),
                 ..Default::default()
             },
         )
         .unwrap(),
     ));
     let mut o = PlanOptions {
-        style: "ppc".into(),
-        power: "default".into(),
+        style: Style::Ppc,
+        power: Power::Default,
         rt_kernel: true,
-        topology_policy: Some("restricted".into()),
+        topology_policy: Some(TopologyPolicy::Restricted),
         ..Default::default()
     };
     o.mcp_name = Some("worker-cnf".into());

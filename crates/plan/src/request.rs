@@ -1,0 +1,278 @@
+//! What `lowlat plan` is asked for, as given (an unset option takes its style's default), and
+//! the one call that turns it into a plan: take what is unset from a PPC arguments file, check
+//! the combination (with PPC's own texts where the ppc style reproduces PPC), read the host it
+//! names (live, a snapshot, a must-gather node or pool), resolve the request against that host
+//! and compute the plan.
+
+use std::path::PathBuf;
+
+use cpuset::CpuSelector;
+use host::Host;
+
+use crate::build::{device_node, make_plan, read_host, PlanRequest};
+use crate::cluster::{self, PoolMeta};
+use crate::error::PlanError;
+use crate::layout::Layout;
+use crate::model::{HugepageRequest, Plan, PlanOptions, Power, Style, TopologyPolicy};
+use crate::partition::{CpuRequest, PartitionRequest};
+use crate::ppc::args::ArgsFile;
+use crate::ppc::{PpcError, PpcInput};
+
+/// Where the host to plan for comes from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Source {
+    /// The running host.
+    #[default]
+    Live,
+    /// A snapshot: a directory holding `proc/` and `sys/`, or a `.tgz`.
+    Root(PathBuf),
+    /// An OpenShift must-gather and the node to plan for (without one, the pool's nodes).
+    MustGather { dir: PathBuf, node: Option<String> },
+}
+
+/// A plan request as the user gave it.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub source: Source,
+    /// The MachineConfigPool whose nodes the plan is for (read from a must-gather).
+    pub pool: Option<String>,
+    /// PPC's JSON arguments file: fills what is unset here and implies the ppc style.
+    pub ppc_args: Option<PathBuf>,
+    /// Plan / profile name (default `lowlat`, or `performance` in the ppc style).
+    pub name: Option<String>,
+    pub style: Option<Style>,
+    /// How many housekeeping CPUs (rounded up to whole cores in the lowlat style).
+    pub reserved: Option<i64>,
+    /// Explicit housekeeping CPUs.
+    pub reserved_cpus: Option<CpuSelector>,
+    /// Explicit isolated CPUs (the rest is housekeeping unless housekeeping is given too).
+    pub isolated: Option<CpuSelector>,
+    /// CPUs to take offline: a count or a list.
+    pub offline: Option<CpuRequest>,
+    pub no_smt: Option<bool>,
+    pub split_reserved_across_numa: Option<bool>,
+    /// Do not keep a housekeeping core on every NUMA node that has isolated CPUs.
+    pub no_per_node_housekeeping: bool,
+    pub power: Option<Power>,
+    pub rt_kernel: Option<bool>,
+    pub hugepages: Vec<HugepageRequest>,
+    pub topology_policy: Option<TopologyPolicy>,
+    /// Interface or PCI address whose NUMA node gets the bulk of housekeeping.
+    pub near_device: Option<String>,
+    pub isolcpus_domain: bool,
+    pub per_pod_power_management: Option<bool>,
+    pub user_level_networking: Option<bool>,
+}
+
+/// A plan and the planner's view of the machine it was computed on (the summary draws its
+/// grid from it).
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub plan: Plan,
+    pub layout: Layout,
+}
+
+/// The host a request resolves against.
+struct Target {
+    host: Host,
+    /// The host or node name recorded in the plan.
+    name: Option<String>,
+    /// The node's pool and every pool of its cluster.
+    pool: Option<(PoolMeta, Vec<PoolMeta>)>,
+}
+
+impl Request {
+    /// Compute the plan.
+    pub fn plan(mut self) -> Result<Planned, PlanError> {
+        if let Some(file) = self.ppc_args.take() {
+            self.fill_from(ArgsFile::load(&file)?)?;
+        }
+        self.check()?;
+        let target = self.target()?;
+        let req = self.resolve(&target)?;
+        Ok(Planned {
+            plan: make_plan(&target.host, &req)?,
+            layout: Layout::from_host(&target.host),
+        })
+    }
+
+    /// Take what is unset from PPC's arguments; what the request says wins.
+    fn fill_from(&mut self, p: ArgsFile) -> Result<(), PlanError> {
+        if self.style == Some(Style::Lowlat) {
+            return Err(PlanError::invalid(
+                "a PPC arguments file reproduces the Performance Profile Creator",
+                "use the ppc style (or give no style)",
+            ));
+        }
+        self.style = Some(Style::Ppc);
+        if let (Source::Live, Some(dir)) = (&self.source, p.must_gather_dir_path) {
+            self.source = Source::MustGather { dir, node: None };
+        }
+        self.pool = self.pool.take().or(p.mcp_name).or(p.node_pool_name);
+        self.reserved = self.reserved.or(p.reserved_cpu_count);
+        if self.offline.is_none() {
+            self.offline = match p.offlined_cpu_count {
+                Some(n) => Some(CpuRequest::Count(usize::try_from(n).map_err(|_| {
+                    PlanError::invalid(
+                        format!("offlined CPU count {n}: a count cannot be negative"),
+                        "give 0 or more",
+                    )
+                })?)),
+                None => None,
+            };
+        }
+        self.rt_kernel = self.rt_kernel.or(p.rt_kernel);
+        self.split_reserved_across_numa =
+            self.split_reserved_across_numa.or(p.split_reserved_cpus_across_numa);
+        self.no_smt = self.no_smt.or(p.disable_ht);
+        self.user_level_networking = self.user_level_networking.or(p.user_level_networking);
+        self.power = self.power.or(p.power_consumption_mode);
+        self.topology_policy = self.topology_policy.or(p.topology_manager_policy);
+        self.per_pod_power_management =
+            self.per_pod_power_management.or(p.per_pod_power_management);
+        self.name = self.name.take().or(p.profile_name);
+        Ok(())
+    }
+
+    /// The combinations refused before any host is read (PPC's texts where PPC refuses).
+    fn check(&self) -> Result<(), PlanError> {
+        let ppc_refuses = |text: &str| Err(PlanError::from(PpcError::Args(text.to_string())));
+        let ppc = self.style == Some(Style::Ppc);
+        if ppc {
+            if self.topology_policy == Some(TopologyPolicy::None) {
+                return ppc_refuses("invalid value for topology-manager-policy flag specified: flag \"topology-manager-policy\": Value 'none' is invalid. Valid values come from the set [single-numa-node best-effort restricted]");
+            }
+            let mut missing = vec![];
+            if self.reserved.is_none() {
+                missing.push("--reserved-cpu-count");
+            }
+            if self.rt_kernel.is_none() {
+                missing.push("--rt-kernel");
+            }
+            if !missing.is_empty() {
+                return ppc_refuses(&format!("missing required flags: {}", missing.join(", ")));
+            }
+            if self.reserved_cpus.is_some()
+                || self.isolated.is_some()
+                || self.near_device.is_some()
+                || self.isolcpus_domain
+                || self.no_per_node_housekeeping
+            {
+                return Err(PlanError::invalid(
+                    "the ppc style computes the sets the way PPC does: explicit housekeeping or isolated CPUs, a device to sit near, isolcpus domains and dropping per-node housekeeping are lowlat-style options",
+                    "drop them or use the lowlat style",
+                ));
+            }
+            if matches!(self.offline, Some(CpuRequest::List(_))) {
+                return Err(PlanError::invalid(
+                    "the ppc style takes the offlined CPU count as a number, not a list",
+                    "give a count",
+                ));
+            }
+        }
+        if self.topology_policy == Some(TopologyPolicy::SingleNumaNode)
+            && self.split_reserved_across_numa == Some(true)
+        {
+            return ppc_refuses("not appropriate to split reserved CPUs in case of topology-manager-policy: single-numa-node");
+        }
+        if self.power == Some(Power::Default) && self.rt_kernel == Some(true) {
+            return ppc_refuses("default power consumption mode is not available with real-time kernel, please use one of [low-latency ultra-low-latency] modes");
+        }
+        if self.power == Some(Power::UltraLowLatency) && self.per_pod_power_management == Some(true)
+        {
+            return ppc_refuses("please use one of [default low-latency] power consumption modes together with the perPodPowerManagement");
+        }
+        match self.reserved {
+            Some(n) if !ppc && n < 0 => Err(PlanError::invalid(
+                format!("housekeeping CPU count {n}: a count cannot be negative"),
+                "give 0 or more",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Read the host: one node, or the nodes of a pool (which must share one topology).
+    fn target(&self) -> Result<Target, PlanError> {
+        let root = match &self.source {
+            Source::MustGather { dir, node } => {
+                let t = cluster::target(dir, self.pool.as_deref(), node.as_deref())?;
+                return Ok(Target { host: t.host, name: Some(t.node), pool: t.pool });
+            }
+            _ if self.pool.is_some() => {
+                return Err(PlanError::invalid(
+                    "a MachineConfigPool's nodes are found in a must-gather",
+                    "plan from the must-gather that holds the pool",
+                ))
+            }
+            Source::Live => host::Root::live(),
+            Source::Root(path) => host::Root::open(path)?,
+        };
+        let host = read_host(&root)?;
+        Ok(Target { name: host.hostname.clone(), host, pool: None })
+    }
+
+    /// The planner's request: defaults filled in, CPU names and devices resolved on the host.
+    fn resolve(self, t: &Target) -> Result<PlanRequest, PlanError> {
+        let style = self.style.unwrap_or_default();
+        let ppc = style == Style::Ppc;
+        let power = self.power.unwrap_or_default();
+        let split = self.split_reserved_across_numa.unwrap_or(false);
+        let no_smt = self.no_smt.unwrap_or(false);
+        let near_node = self.near_device.as_deref().map(|d| device_node(&t.host, d)).transpose()?;
+        let (node_selector, mcp_selector) = match &t.pool {
+            Some((p, pools)) => {
+                (cluster::node_selector(p), Some(cluster::pool_selector(p, pools)?))
+            }
+            None => (None, None),
+        };
+        let reserved = match (self.reserved, &self.reserved_cpus) {
+            (Some(n), _) => Some(CpuRequest::Count(usize::try_from(n).unwrap_or(0))),
+            (None, Some(sel)) => Some(CpuRequest::List(t.host.resolve(sel))),
+            (None, None) => None,
+        };
+        let offlined_count = match &self.offline {
+            Some(CpuRequest::Count(n)) => i64::try_from(*n).unwrap_or(i64::MAX),
+            _ => 0,
+        };
+        Ok(PlanRequest {
+            name: self.name.unwrap_or_else(|| if ppc { "performance" } else { "lowlat" }.into()),
+            host_name: t.name.clone(),
+            options: PlanOptions {
+                style,
+                power,
+                rt_kernel: self.rt_kernel.unwrap_or(false),
+                no_smt,
+                split_reserved_across_numa: split,
+                topology_policy: self.topology_policy.or(ppc.then_some(TopologyPolicy::Restricted)),
+                per_pod_power_management: self.per_pod_power_management.unwrap_or(false),
+                hugepages: self.hugepages,
+                near_device: self.near_device.clone(),
+                isolcpus_domain: self.isolcpus_domain,
+                mcp_name: t.pool.as_ref().map(|(p, _)| p.name.clone()).or(self.pool),
+                node_selector,
+                mcp_selector,
+                user_level_networking: self.user_level_networking,
+                // PAO-era PPC writes workload hints only when a power mode is given.
+                workload_hints: !ppc || self.power.is_some(),
+                cpu_vendor: None,
+            },
+            partition: PartitionRequest {
+                reserved,
+                isolated: self.isolated.as_ref().map(|s| t.host.resolve(s)),
+                offline: self.offline,
+                no_smt,
+                split_reserved_across_numa: split,
+                per_node_housekeeping: !self.no_per_node_housekeeping,
+                near_node,
+                near_device: self.near_device,
+            },
+            ppc: PpcInput {
+                reserved_cpu_count: self.reserved.unwrap_or(0),
+                offlined_cpu_count: offlined_count,
+                split_reserved_cpus_across_numa: split,
+                disable_ht: no_smt,
+                high_power_consumption: power == Power::UltraLowLatency,
+            },
+        })
+    }
+}
