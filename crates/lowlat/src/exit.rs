@@ -36,6 +36,7 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         util::duration::Error,
         plan::PlanError,
         plan::ppc::PpcError,
+        render::RenderError,
         report::Error,
         results::import::Error,
         results::import::ImportError,

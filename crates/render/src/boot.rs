@@ -5,6 +5,7 @@
 use plan::Plan;
 
 use crate::cmdline::{line, merge};
+use crate::files::BACKUP_SUFFIX;
 use crate::{input_error, OutFile, RenderError};
 
 fn header(plan: &Plan, what: &str) -> String {
@@ -110,7 +111,7 @@ pub fn bls(plan: &Plan, input: Option<&(String, String)>) -> Result<Vec<OutFile>
     }
     Ok(vec![
         OutFile::new(base.clone(), out),
-        OutFile::new(format!("{base}.lowlat-bak"), text.clone()),
+        OutFile::new(format!("{base}{BACKUP_SUFFIX}"), text.clone()),
     ])
 }
 

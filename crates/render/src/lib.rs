@@ -1,15 +1,18 @@
-//! Render a plan into cmdline, boot loader, TuneD, OpenShift and Kubernetes outputs (pure).
-//! Every target is a function from a [`Plan`] (plus small typed options) to a list of
-//! [`OutFile`]s; nothing here reads or writes files, so the same input always gives
-//! byte-identical output. The binary writes the files.
+//! Render a plan into cmdline, boot loader, TuneD, OpenShift and Kubernetes outputs.
+//! Every target is a pure function from a [`Plan`] (plus small typed options) to a list of
+//! [`OutFile`]s, so the same input always gives byte-identical output; [`files`] reads the
+//! input file a target patches and puts a render on disk.
 
 pub mod boot;
 pub mod cmdline;
+pub mod files;
 pub mod k8s;
 pub mod misc;
 pub mod openshift;
 pub mod tuned;
 pub mod yaml;
+
+use std::path::PathBuf;
 
 use plan::Plan;
 
@@ -64,14 +67,32 @@ impl Target {
         ("k8s-latency-test", Target::K8sLatencyTest),
     ];
 
-    /// Parse a CLI name.
-    pub fn from_name(name: &str) -> Option<Target> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
-    }
-
-    /// The CLI name.
+    /// The target's name.
     pub fn name(self) -> &'static str {
         Self::ALL.iter().find(|(_, t)| *t == self).map_or("", |(n, _)| n)
+    }
+
+    /// Whether the target reads an input file (`/etc/default/grub`, a loader entry).
+    pub fn takes_input(self) -> bool {
+        matches!(self, Target::Grub | Target::Bls)
+    }
+}
+
+impl std::str::FromStr for Target {
+    type Err = RenderError;
+
+    fn from_str(name: &str) -> Result<Self, RenderError> {
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| RenderError::UnknownTarget { name: name.to_string() })
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -88,7 +109,8 @@ pub struct RenderOptions {
     pub image: String,
     /// Namespace for the Kubernetes latency test.
     pub namespace: String,
-    /// `LATENCY_TEST_RUNTIME` (duration like `10m`).
+    /// `LATENCY_TEST_RUNTIME`, as written (`10m`, `12h`; a bare number is seconds): the pod
+    /// hands it to `lowlat measure timer -D`, so it must parse there (`util::duration::parse_span`).
     pub duration: String,
     /// `MAXIMUM_LATENCY` in µs.
     pub max_latency_us: u64,
@@ -118,10 +140,32 @@ impl Default for RenderOptions {
 }
 
 /// A render that cannot be done.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    /// The plan, the options or the input file cannot give this target.
     #[error("{problem}; {fix}")]
     Input { problem: String, fix: String },
+    /// Not a target's name.
+    #[error("unknown render target `{name}`; choose one of: {}", Target::ALL.map(|(n, _)| n).join(", "))]
+    UnknownTarget { name: String },
+    /// The input file cannot be read.
+    #[error("cannot read {}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    /// An output file cannot be written.
+    #[error("cannot write {}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+impl util::exit::Classify for RenderError {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        match self {
+            // The user's input: the options, the target, the file to patch.
+            RenderError::Input { .. }
+            | RenderError::UnknownTarget { .. }
+            | RenderError::Read { .. } => util::exit::ExitCode::Usage,
+            RenderError::Write { .. } => util::exit::ExitCode::Runtime,
+        }
+    }
 }
 
 pub(crate) fn input_error(problem: impl Into<String>, fix: impl Into<String>) -> RenderError {
@@ -139,12 +183,24 @@ pub fn role(plan: &Plan, opts: &RenderOptions) -> String {
     })
 }
 
-/// Render `target` for `plan`.
+/// Render `target` for `plan`. Options that do not apply to the target are refused.
 pub fn render(
     plan: &Plan,
     target: Target,
     opts: &RenderOptions,
 ) -> Result<Vec<OutFile>, RenderError> {
+    if opts.explain && target != Target::Cmdline {
+        return Err(input_error(
+            format!("the {target} target has no explanation to give"),
+            "explaining each argument goes with the cmdline target",
+        ));
+    }
+    if opts.input.is_some() && !target.takes_input() {
+        return Err(input_error(
+            format!("the {target} target reads no input file"),
+            "an input file goes with the grub and bls targets",
+        ));
+    }
     Ok(match target {
         Target::Cmdline => vec![cmdline::render(plan, opts.explain)],
         Target::Grubby => vec![boot::grubby(plan)],
@@ -160,4 +216,13 @@ pub fn render(
         Target::Irqbalance => vec![misc::irqbalance(plan)],
         Target::K8sLatencyTest => k8s::render(plan, opts, &role(plan, opts)),
     })
+}
+
+/// The render as one text for a terminal: a lone file as it is, several each under a
+/// `# ==> NAME <==` header.
+pub fn listing(files: &[OutFile]) -> String {
+    match files {
+        [one] => one.contents.clone(),
+        _ => files.iter().map(|f| format!("# ==> {} <==\n{}", f.name, f.contents)).collect(),
+    }
 }

@@ -1,16 +1,12 @@
 //! `lowlat render --plan FILE TARGET [-o DIR]`: read a plan file, render one target, print it
 //! or write it (the BLS target patches its input in place, keeping a backup).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context as _;
-use render::{RenderOptions, Target};
+use render::{files, RenderOptions, Target};
 
-use crate::exit::{usage, ExitCode};
-
-fn target_help() -> String {
-    Target::ALL.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-}
+use crate::exit::ExitCode;
 
 /// Arguments of `lowlat render`.
 #[derive(Debug, clap::Args)]
@@ -26,7 +22,7 @@ pub struct Args {
     pub plan: PathBuf,
     /// What to render.
     #[arg(value_name = "TARGET")]
-    pub target: String,
+    pub target: Target,
     /// Write the files into this directory instead of printing them.
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
@@ -45,7 +41,7 @@ pub struct Args {
     /// k8s-latency-test: namespace.
     #[arg(long, value_name = "NS", default_value = "lowlat-latency")]
     pub namespace: String,
-    /// k8s-latency-test: how long to measure (`10m`, `12h`).
+    /// k8s-latency-test: how long to measure (`10m`, `12h`; a bare number is seconds).
     #[arg(long, value_name = "DURATION", env = "LATENCY_TEST_RUNTIME", default_value = "10m")]
     pub duration: String,
     /// k8s-latency-test: pass threshold in µs.
@@ -62,104 +58,36 @@ pub struct Args {
     pub rt_packages: Vec<String>,
 }
 
-fn valid_duration(s: &str) -> bool {
-    let t = s.trim();
-    let digits = t.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-    let unit = &t[digits.len()..];
-    !digits.is_empty()
-        && digits.chars().all(|c| c.is_ascii_digit())
-        && matches!(unit, "" | "s" | "m" | "h" | "d")
-}
-
 /// Run `lowlat render`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let target = Target::from_name(&args.target).ok_or_else(|| {
-        usage(format!("unknown render target `{}`; choose one of: {}", args.target, target_help()))
-    })?;
-    let text = std::fs::read_to_string(&args.plan).map_err(|e| {
-        usage(format!(
-            "--plan {}: {e} (make one with `lowlat plan -o plan.yaml`)",
-            args.plan.display()
-        ))
-    })?;
-    let plan = plan::Plan::from_yaml(&text, &args.plan.display().to_string())
-        .map_err(|e| usage(e.to_string()))?;
-    if args.explain && target != Target::Cmdline {
-        return Err(usage("--explain goes with the cmdline target"));
-    }
-    if args.input.is_some() && !matches!(target, Target::Grub | Target::Bls) {
-        return Err(usage("--input goes with the grub and bls targets"));
-    }
-    if !valid_duration(&args.duration) {
-        return Err(usage(format!(
-            "--duration {}: use a number with s, m, h or d (e.g. 10m, 12h)",
-            args.duration
-        )));
-    }
-    let input = match &args.input {
-        Some(p) => Some((
-            p.display().to_string(),
-            std::fs::read_to_string(p)
-                .map_err(|e| usage(format!("--input {}: {e}", p.display())))?,
-        )),
-        None => None,
-    };
+    let plan = plan::Plan::load(&args.plan)?;
+    // The pod hands the duration to `lowlat measure timer -D` as written: check it parses there.
+    util::duration::parse_span(&args.duration)
+        .with_context(|| format!("--duration {}", args.duration))?;
     let opts = RenderOptions {
         explain: args.explain,
-        input,
-        role: args.role.clone(),
-        image: args.image.clone(),
-        namespace: args.namespace.clone(),
-        duration: args.duration.clone(),
+        input: args.input.as_deref().map(files::read_input).transpose()?,
+        role: args.role,
+        image: args.image,
+        namespace: args.namespace,
+        duration: args.duration,
         max_latency_us: args.max_latency_us,
         test_cpus: args.test_cpus,
-        runtime_class: args.runtime_class.clone(),
-        rt_packages: args.rt_packages.clone(),
+        runtime_class: args.runtime_class,
+        rt_packages: args.rt_packages,
     };
-    let files = render::render(&plan, target, &opts).map_err(|e| usage(e.to_string()))?;
-
-    if let Some(dir) = &args.output {
-        for f in &files {
-            write_file(&dir.join(&f.name), &f.contents, f.executable)?;
-            println!("wrote {}", dir.join(&f.name).display());
+    let rendered = render::render(&plan, args.target, &opts)?;
+    match (&args.output, &args.input) {
+        (Some(dir), _) => {
+            for path in files::write_dir(dir, &rendered)? {
+                println!("wrote {}", path.display());
+            }
         }
-        return Ok(ExitCode::Ok);
-    }
-    if target == Target::Bls {
-        // Patch in place, original kept beside it.
-        let Some(input) = &args.input else { return Err(usage("bls needs --input")) };
-        let backup = PathBuf::from(format!("{}.lowlat-bak", input.display()));
-        if let Some(orig) = files.iter().find(|f| f.name.ends_with(".lowlat-bak")) {
-            write_file(&backup, &orig.contents, false)?;
+        (None, Some(entry)) if args.target == Target::Bls => {
+            let backup = files::patch_in_place(entry, &rendered)?;
+            println!("patched {} (backup {})", entry.display(), backup.display());
         }
-        if let Some(patched) = files.iter().find(|f| !f.name.ends_with(".lowlat-bak")) {
-            write_file(input, &patched.contents, false)?;
-        }
-        println!("patched {} (backup {})", input.display(), backup.display());
-        return Ok(ExitCode::Ok);
-    }
-    if files.len() == 1 {
-        print!("{}", files[0].contents);
-    } else {
-        for f in &files {
-            println!("# ==> {} <==", f.name);
-            print!("{}", f.contents);
-        }
+        _ => print!("{}", render::listing(&rendered)),
     }
     Ok(ExitCode::Ok)
-}
-
-fn write_file(path: &Path, contents: &str, executable: bool) -> anyhow::Result<()> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-    }
-    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))?;
-    #[cfg(unix)]
-    if executable {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-            .with_context(|| format!("making {} executable", path.display()))?;
-    }
-    Ok(())
 }

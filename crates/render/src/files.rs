@@ -1,0 +1,107 @@
+//! A render's files on disk: the input a target patches, a render written into a directory
+//! (scripts executable), and a loader entry patched in place beside a backup of the original.
+//! Every file is replaced atomically (a temporary file beside it, then rename).
+
+use std::path::{Path, PathBuf};
+
+use crate::{OutFile, RenderError};
+
+/// The suffix of the original a patched loader entry is kept under.
+pub const BACKUP_SUFFIX: &str = ".lowlat-bak";
+
+/// Read the file a target patches, as `(name, text)` for [`crate::RenderOptions::input`].
+pub fn read_input(path: &Path) -> Result<(String, String), RenderError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| RenderError::Read { path: path.to_path_buf(), source })?;
+    Ok((path.display().to_string(), text))
+}
+
+/// Write every file under `dir` (creating the directories), scripts with mode 0755 and the
+/// rest 0644. Returns the paths written, in order.
+pub fn write_dir(dir: &Path, files: &[OutFile]) -> Result<Vec<PathBuf>, RenderError> {
+    files
+        .iter()
+        .map(|f| {
+            let path = dir.join(&f.name);
+            write(&path, &f.contents, if f.executable { 0o755 } else { 0o644 })?;
+            Ok(path)
+        })
+        .collect()
+}
+
+/// Replace the loader entry `entry` with the patched one from a `bls` render and keep the
+/// original beside it as `<entry>.lowlat-bak`, both with the entry's own mode. Returns the
+/// backup's path.
+pub fn patch_in_place(entry: &Path, files: &[OutFile]) -> Result<PathBuf, RenderError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(entry)
+        .map_err(|source| RenderError::Read { path: entry.to_path_buf(), source })?
+        .permissions()
+        .mode()
+        & 0o7777;
+    let backup = PathBuf::from(format!("{}{BACKUP_SUFFIX}", entry.display()));
+    let (originals, patched): (Vec<&OutFile>, Vec<&OutFile>) =
+        files.iter().partition(|f| f.name.ends_with(BACKUP_SUFFIX));
+    if let Some(orig) = originals.first() {
+        write(&backup, &orig.contents, mode)?;
+    }
+    if let Some(new) = patched.first() {
+        write(entry, &new.contents, mode)?;
+    }
+    Ok(backup)
+}
+
+fn write(path: &Path, contents: &str, mode: u32) -> Result<(), RenderError> {
+    let failed = |source| RenderError::Write { path: path.to_path_buf(), source };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(failed)?;
+    }
+    util::fs::write_atomic(path, contents.as_bytes(), mode).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("render-files-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn scripts_are_executable_and_directories_made() {
+        let d = scratch("dir");
+        let files =
+            [OutFile::new("a/x.yaml", "x: 1\n"), OutFile::script("apply.sh", "#!/bin/sh\n")];
+        let written = write_dir(&d, &files).unwrap();
+        assert_eq!(written, vec![d.join("a/x.yaml"), d.join("apply.sh")]);
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&d.join("apply.sh")) & 0o111, 0o111);
+        assert_eq!(mode(&d.join("a/x.yaml")) & 0o111, 0);
+        assert_eq!(std::fs::read_to_string(d.join("a/x.yaml")).unwrap(), "x: 1\n");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn entry_patched_with_its_mode_and_a_backup() {
+        let d = scratch("bls");
+        let entry = d.join("boot.conf");
+        std::fs::write(&entry, "options a\n").unwrap();
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let files = [
+            OutFile::new("boot.conf", "options b\n"),
+            OutFile::new("boot.conf.lowlat-bak", "options a\n"),
+        ];
+        let backup = patch_in_place(&entry, &files).unwrap();
+        assert_eq!(backup, d.join("boot.conf.lowlat-bak"));
+        assert_eq!(std::fs::read_to_string(&entry).unwrap(), "options b\n");
+        assert_eq!(std::fs::read_to_string(&backup).unwrap(), "options a\n");
+        assert_eq!(std::fs::metadata(&entry).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(matches!(patch_in_place(&d.join("nosuch"), &files), Err(RenderError::Read { .. })));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
