@@ -32,7 +32,15 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         };
     }
     // One line per library error type that implements `util::exit::Classify`.
-    classified!(util::duration::Error, plan::PlanError);
+    classified!(
+        util::duration::Error,
+        plan::PlanError,
+        tune::journal::JournalError,
+        tune::txn::ApplyError,
+        tune::RevertError,
+        tune::SiteError,
+        tune::WriteError,
+    );
     // A CPU list that does not parse always came from the user (cpuset stays dependency-free).
     if e.downcast_ref::<cpuset::ParseError>().is_some() {
         return Some(ExitCode::Usage);

@@ -214,7 +214,7 @@ fn mark_refused_irqs(journal: &std::path::Path, host: &mut host::Host) {
             {
                 changes.insert(*seq, path.clone());
             }
-            Record::Outcome { seq, outcome, .. } if outcome == "refused" => {
+            Record::Outcome { seq, outcome, .. } if *outcome == tune::journal::Outcome::Refused => {
                 let irq = changes
                     .get(seq)
                     .and_then(|p| p.strip_prefix("/proc/irq/"))
@@ -238,7 +238,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut host = args.host.load()?;
     let start = Instant::now();
     let (plan, plan_arg) = match &args.plan {
-        Some(p) => (super::apply::load_plan(p)?, format!("--plan {}", p.display())),
+        Some(p) => (plan::Plan::load(p)?, format!("--plan {}", p.display())),
         None => (verify::implied_plan(&host), "--plan FILE".to_string()),
     };
     let files = planned_files(&root, &plan, &mut host);
@@ -285,21 +285,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
     if args.json {
-        super::apply::emit(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+        print!("{}", &(serde_json::to_string_pretty(&report)? + "\n"));
     } else {
         let hk = if plan.reserved.is_empty() { "-".into() } else { plan.reserved.to_list() };
-        super::apply::emit(&format!(
-            "lowlat verify: {} against plan {:?} (isolated {}, housekeeping {}){}\n\n",
-            root,
-            plan.name,
-            if plan.isolated.is_empty() { "-".into() } else { plan.isolated.to_list() },
-            hk,
-            if live { String::new() } else { "; live-only checks are n.a.".into() }
-        ))?;
+        print!(
+            "{}",
+            &format!(
+                "lowlat verify: {} against plan {:?} (isolated {}, housekeeping {}){}\n\n",
+                root,
+                plan.name,
+                if plan.isolated.is_empty() { "-".into() } else { plan.isolated.to_list() },
+                hk,
+                if live { String::new() } else { "; live-only checks are n.a.".into() }
+            )
+        );
         if plan.isolated.is_empty() {
-            super::apply::emit("note: the plan isolates no CPU, so most checks have nothing to check; make one with `lowlat plan -o plan.yaml` and pass --plan\n\n")?;
+            print!("note: the plan isolates no CPU, so most checks have nothing to check; make one with `lowlat plan -o plan.yaml` and pass --plan\n\n");
         }
-        super::apply::emit(&render::table(&report))?;
+        print!("{}", &render::table(&report));
     }
     Ok(if report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })
 }
