@@ -359,15 +359,10 @@ impl Drop for Guard {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_round_trip_apply_verify_revert() {
-    assert!(is_root(), "{LIVE}");
+    assert!(util::privilege::is_root(), "{LIVE}");
     let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());
@@ -415,7 +410,7 @@ fn live_round_trip_apply_verify_revert() {
 #[test]
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_sigkill_mid_apply_then_revert_restores() {
-    assert!(is_root(), "{LIVE}");
+    assert!(util::privilege::is_root(), "{LIVE}");
     let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());
