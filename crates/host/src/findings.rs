@@ -242,7 +242,7 @@ pub fn deep_cstates(h: &Host) -> Option<Finding> {
             };
             if lat > DEEP_CSTATE_US {
                 cpus.insert(p.cpu);
-                if worst.as_ref().map_or(true, |w| lat > w.1) {
+                if worst.as_ref().is_none_or(|w| lat > w.1) {
                     worst = Some((s.name.clone(), lat));
                 }
             }

@@ -7,44 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::Host;
 use crate::read::{read_with, ReadOptions};
 use crate::root::{lexical_target, Access, Kind, ReadError, Root};
 
-/// Name of the manifest at the root of a snapshot.
-pub const MANIFEST: &str = "lowlat-snapshot.json";
-
-/// One access that failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Failure {
-    pub path: String,
-    /// `read`, `list`, `readlink`, `link` (a symlink left out of the tarball).
-    pub op: String,
-    /// `not-found`, `permission-denied`, `refused`, `other`.
-    pub kind: String,
-    pub reason: String,
-}
-
-/// The snapshot's manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub schema_version: u32,
-    pub tool: String,
-    /// Where the snapshot was taken from (`live /`, a tarball, …).
-    pub source: String,
-    pub hostname: Option<String>,
-    /// Seconds since the epoch when taken.
-    pub taken_at: u64,
-    pub files: usize,
-    pub dirs: usize,
-    pub symlinks: usize,
-    /// `--max-processes` when given.
-    pub max_processes: Option<usize>,
-    /// Everything that could not be read (a missing optional file is normal).
-    pub failures: Vec<Failure>,
-}
+pub use crate::root::manifest::{Failure, FailureKind, Manifest, Op, MANIFEST};
 
 /// A finished snapshot.
 #[derive(Debug)]
@@ -65,34 +32,6 @@ pub enum SnapshotError {
     Json(#[from] serde_json::Error),
 }
 
-fn kind_name(e: &ReadError) -> &'static str {
-    match e {
-        ReadError::NotFound { .. } => "not-found",
-        ReadError::PermissionDenied { .. } => "permission-denied",
-        ReadError::Refused { .. } => "refused",
-        ReadError::Other { .. } => "other",
-    }
-}
-
-/// The failures of a manifest as errors to replay (missing files need no replay).
-pub(crate) fn replayed_errors(manifest: &[u8]) -> std::collections::HashMap<String, ReadError> {
-    let Ok(m) = serde_json::from_slice::<Manifest>(manifest) else { return Default::default() };
-    m.failures
-        .into_iter()
-        .filter(|f| f.op == "read" || f.op == "list")
-        .filter_map(|f| {
-            let path = f.path.clone();
-            let e = match f.kind.as_str() {
-                "permission-denied" => ReadError::PermissionDenied { path: f.path },
-                "refused" => ReadError::Refused { path: f.path, message: f.reason },
-                "other" => ReadError::Other { path: f.path, message: f.reason },
-                _ => return None,
-            };
-            Some((path, e))
-        })
-        .collect()
-}
-
 /// What goes in the tarball.
 #[derive(Debug, Default)]
 struct Plan {
@@ -103,13 +42,8 @@ struct Plan {
 }
 
 impl Plan {
-    fn failure(&mut self, path: String, op: &str, e: &ReadError) {
-        self.failures.push(Failure {
-            path,
-            op: op.into(),
-            kind: kind_name(e).into(),
-            reason: e.reason(),
-        });
+    fn failure(&mut self, path: String, op: Op, e: &ReadError) {
+        self.failures.push(Failure { path, op, kind: FailureKind::of(e), reason: e.reason() });
     }
 
     fn link(&mut self, path: &str, target: &str) {
@@ -118,8 +52,8 @@ impl Plan {
         } else {
             self.failures.push(Failure {
                 path: path.into(),
-                op: "link".into(),
-                kind: "refused".into(),
+                op: Op::Link,
+                kind: FailureKind::Refused,
                 reason: format!("symlink to {target:?} leaves the tree; not captured"),
             });
         }
@@ -137,8 +71,8 @@ impl Plan {
             Err(e) => {
                 self.failures.push(Failure {
                     path: rel.into(),
-                    op: "resolve".into(),
-                    kind: kind_name(&e).into(),
+                    op: Op::Resolve,
+                    kind: FailureKind::of(&e),
                     reason: e.reason(),
                 });
                 None
@@ -183,9 +117,9 @@ pub fn capture(root: Root, opts: &ReadOptions) -> Result<Snapshot, SnapshotError
                     plan.link(&p, &target);
                 }
             }
-            Access::Read { path, result: Err(e) } => plan.failure(path, "read", &e),
-            Access::List { path, result: Err(e) } => plan.failure(path, "list", &e),
-            Access::Link { path, result: Err(e) } => plan.failure(path, "readlink", &e),
+            Access::Read { path, result: Err(e) } => plan.failure(path, Op::Read, &e),
+            Access::List { path, result: Err(e) } => plan.failure(path, Op::List, &e),
+            Access::Link { path, result: Err(e) } => plan.failure(path, Op::Readlink, &e),
         }
     }
     let manifest = Manifest {

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 use crate::cmd;
+use crate::exit::ExitCode;
 
 /// lowlat takes a Linux node from "unknown" to "proven low-latency": inspect it, plan a CPU
 /// partition, render boot/TuneD/OpenShift configuration, apply the runtime part reversibly,
@@ -49,4 +50,26 @@ pub enum Command {
     /// Print shell completions or the man page.
     #[command(subcommand)]
     Generate(cmd::generate::Command),
+}
+
+impl Cli {
+    /// Run the parsed command line.
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        use cmd::*;
+        match self.command {
+            Command::Check(a) => check::run(a),
+            Command::Inspect(a) => inspect::run(a),
+            Command::Snapshot(a) => snapshot::run(a),
+            Command::Plan(a) => plan::run(a),
+            Command::Render(a) => render::run(a),
+            Command::Apply(a) => apply::run(a),
+            Command::Revert(a) => apply::revert(a),
+            Command::Verify(a) => verify::run(a),
+            Command::Measure(c) => measure::run(c),
+            Command::Import(a) => import::run(a),
+            Command::Watch(c) => watch::run(c),
+            Command::Report(a) => report::run(a),
+            Command::Generate(c) => generate::run(c, <Cli as clap::CommandFactory>::command()),
+        }
+    }
 }

@@ -40,6 +40,14 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         tune::RevertError,
         tune::SiteError,
         tune::WriteError,
+        report::Error,
+        results::import::Error,
+        results::import::ImportError,
+        results::import::fio::FioImportError,
+        check::Error,
+        check::step::UnknownStep,
+        storage::StorageError,
+        measure::MeasureError,
     );
     // A CPU list that does not parse always came from the user (cpuset stays dependency-free).
     if e.downcast_ref::<cpuset::ParseError>().is_some() {

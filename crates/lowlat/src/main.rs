@@ -18,7 +18,7 @@ fn main() {
             default_hook(info);
         }
     }));
-    let outcome = std::panic::catch_unwind(|| cmd::run(cli::Cli::parse()));
+    let outcome = std::panic::catch_unwind(|| cli::Cli::parse().run());
     let code = match outcome {
         Ok(Ok(code)) => code,
         Ok(Err(err)) if exit::is_broken_pipe(&err) => util::exit::ExitCode::Ok,

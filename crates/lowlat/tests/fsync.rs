@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers")]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -107,14 +107,39 @@ fn bad_input_fails_before_writing() {
     refused(&[], &file, "not a directory");
 }
 
+/// Mount points from `/proc/self/mountinfo` mounted read-write, with their filesystem type and
+/// whether a block device backs them (a major device number other than 0).
+fn rw_mounts() -> Vec<(PathBuf, String, bool)> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let f: Vec<&str> = left.split(' ').collect();
+            let major: u32 = f.get(2)?.split_once(':')?.0.parse().ok()?;
+            let (point, rw) = (f.get(4)?, f.get(5)?.split(',').any(|o| o == "rw"));
+            let fs = right.split(' ').next()?.to_string();
+            (rw && !point.contains('\\')).then(|| (PathBuf::from(point), fs, major != 0))
+        })
+        .collect()
+}
+
+/// A scratch directory on a writable memory filesystem (tmpfs, ramfs: no block device), from
+/// what this machine has mounted.
+fn dir_without_block_device() -> tempfile::TempDir {
+    let mounts = rw_mounts();
+    let memory = mounts.iter().filter(|(_, fs, _)| fs == "tmpfs" || fs == "ramfs");
+    for (dir, _, _) in memory {
+        if let (None, Ok(d)) = (disk_of(dir), tempfile::tempdir_in(dir)) {
+            return d;
+        }
+    }
+    panic!("no writable tmpfs or ramfs (a filesystem without a block device) here: {mounts:?}");
+}
+
 #[test]
 fn scheduler_the_device_lacks_is_refused() {
-    // /dev/shm is tmpfs: no block device, so no scheduler to switch.
-    let shm = Path::new("/dev/shm");
-    if !shm.is_dir() {
-        return;
-    }
-    let d = tempfile::tempdir_in(shm).unwrap();
+    // A filesystem without a block device has no scheduler to switch.
+    let d = dir_without_block_device();
     refused(
         &["--interference", "no-sync", "--mitigation", "scheduler=bfq"],
         d.path(),
@@ -200,23 +225,56 @@ fn ctrl_c_writes_partial_result_and_removes_scratch() {
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }
 
-fn scheduler_of_tmp() -> Option<(std::path::PathBuf, String)> {
-    let p = Path::new("/sys/block/vda/queue/scheduler");
-    let s = std::fs::read_to_string(p).ok()?;
-    let cur = s
-        .split_whitespace()
-        .find(|w| w.starts_with('['))?
-        .trim_matches(|c| c == '[' || c == ']')
-        .to_string();
-    Some((p.to_path_buf(), cur))
+/// The whole disk's sysfs directory behind `dir`: `/sys/dev/block/MAJ:MIN` of the filesystem's
+/// device, or its parent when that is a partition.
+fn disk_of(dir: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    Some(if sys.join("partition").exists() { sys.parent()?.to_path_buf() } else { sys })
+}
+
+/// A scratch directory on a block device whose I/O scheduler lowlat can switch, its
+/// `queue/scheduler` file, the scheduler now and another one the device offers. Looks at the
+/// temporary directories, then every block-device filesystem mounted read-write.
+fn dir_with_switchable_scheduler() -> (tempfile::TempDir, PathBuf, String, String) {
+    let mut tried = Vec::new();
+    let bases = [std::env::temp_dir(), PathBuf::from("/var/tmp")]
+        .into_iter()
+        .chain(rw_mounts().into_iter().filter(|(_, _, block)| *block).map(|(p, _, _)| p));
+    for base in bases {
+        let Some(path) = disk_of(&base).map(|d| d.join("queue/scheduler")) else {
+            tried.push(format!("{}: no block device", base.display()));
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let offered: Vec<&str> =
+            text.split_whitespace().map(|w| w.trim_matches(|c| c == '[' || c == ']')).collect();
+        let now = text
+            .split_whitespace()
+            .find(|w| w.starts_with('['))
+            .map(|w| w.trim_matches(|c| c == '[' || c == ']'));
+        let other = ["bfq", "mq-deadline", "kyber", "none"]
+            .into_iter()
+            .find(|s| Some(*s) != now && offered.contains(s));
+        match (now, other, tempfile::tempdir_in(&base)) {
+            (Some(now), Some(other), Ok(d)) => return (d, path, now.into(), other.into()),
+            _ => tried.push(format!("{}: {} offers {text:?}", base.display(), path.display())),
+        }
+    }
+    panic!(
+        "no writable directory on a block device offering two I/O schedulers lowlat can switch \
+         between (none, mq-deadline, bfq, kyber); tried: {}",
+        tried.join("; ")
+    );
 }
 
 #[test]
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn scheduler_is_restored_after_run_and_after_double_ctrl_c() {
-    let Some((path, before)) = scheduler_of_tmp() else { return };
-    let other = if before == "bfq" { "mq-deadline" } else { "bfq" };
-    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (d, path, before, other) = dir_with_switchable_scheduler();
     let m = format!("scheduler={other}");
     // Normal run.
     let o = lowlat()
@@ -284,9 +342,10 @@ fn read_only_filesystem_is_refused() {
         .args(["-t", "tmpfs", "-o", "ro,size=1m", "lowlat-ro"])
         .arg(d.path())
         .status();
-    if !ok.is_ok_and(|s| s.success()) {
-        return; // no mount privilege in this environment
-    }
+    assert!(
+        ok.as_ref().is_ok_and(|s| s.success()),
+        "mount -t tmpfs -o ro failed ({ok:?}): this root-only test needs the mount privilege"
+    );
     let o = lowlat()
         .args(["measure", "fsync", "--duration", "1s", "--dir"])
         .arg(d.path())

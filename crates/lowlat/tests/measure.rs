@@ -324,3 +324,35 @@ fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(processes_with_cmdline(marker), 0, "the load is gone");
 }
+
+#[test]
+fn json_alone_goes_to_stdout_and_the_table_to_stderr() {
+    let out = lowlat()
+        .args(["measure", "ticks", "-D", "1", "--cpus", &cpu(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kind"], "ticks");
+    assert!(v["started_at"].as_str().is_some_and(|s| s.ends_with('Z')));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("LOC/s"));
+}
+
+#[test]
+fn a_json_file_holds_the_partial_result_while_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    let bin = assert_cmd::cargo::cargo_bin("lowlat");
+    let child = StdCommand::new(bin)
+        .args(["measure", "timer", "-D", "9", "-q", "--cpus", &cpu(), "--json"])
+        .arg(&f)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(6500));
+    let partial = json(&f);
+    assert_eq!(partial["partial"], true, "rewritten every 5 s while running");
+    assert!(partial["threads"][0]["count"].as_u64().unwrap() > 1000);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(json(&f)["partial"], false);
+}

@@ -97,21 +97,134 @@ fn disk_devno(dir: &Path) -> Option<String> {
     Some(std::fs::read_to_string(disk.join("dev")).ok()?.trim().to_string())
 }
 
-/// A v1 blkio cgroup; threads are moved back to the root and the directory removed on drop.
-struct Throttle(PathBuf);
+/// A scratch directory on a block device (the temporary directories first, then every
+/// block-device filesystem mounted read-write) and that disk's `major:minor`.
+fn dir_on_a_block_device() -> (tempfile::TempDir, String) {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let mounts = info.lines().filter_map(|l| {
+        let f: Vec<&str> = l.split(' ').collect();
+        let (point, rw) = (f.get(4)?, f.get(5)?.split(',').any(|o| o == "rw"));
+        (rw && !f.get(2)?.starts_with("0:")).then(|| PathBuf::from(point))
+    });
+    for base in [std::env::temp_dir(), PathBuf::from("/var/tmp")].into_iter().chain(mounts) {
+        if let (Some(devno), Ok(d)) = (disk_devno(&base), tempfile::tempdir_in(&base)) {
+            return (d, devno);
+        }
+    }
+    panic!("no writable directory on a block device here (/proc/self/mountinfo:\n{info})");
+}
+
+/// How this machine throttles a group's block I/O: cgroup v1 `blkio` or cgroup v2 `io.max`.
+#[derive(Debug)]
+enum Layout {
+    V1 { blkio: PathBuf },
+    V2 { mount: PathBuf },
+}
+
+/// The cgroup layout from what is mounted: v1 when a `blkio` hierarchy with the throttle
+/// exists, else the cgroup2 mount offering the `io` controller; otherwise the test fails,
+/// saying what is missing.
+fn cgroup_layout() -> Layout {
+    let blkio = PathBuf::from("/sys/fs/cgroup/blkio");
+    if blkio.join("blkio.throttle.write_bps_device").exists() {
+        return Layout::V1 { blkio };
+    }
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let v2 = info.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        let point = left.split(' ').nth(4)?;
+        right.starts_with("cgroup2 ").then(|| PathBuf::from(point))
+    });
+    let Some(mount) = v2 else {
+        panic!("no cgroup I/O throttle: neither {}/blkio.throttle.write_bps_device (cgroup v1) nor a cgroup2 mount in /proc/self/mountinfo", blkio.display());
+    };
+    let controllers = std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
+    assert!(
+        controllers.split_whitespace().any(|c| c == "io"),
+        "no cgroup I/O throttle: {} offers the controllers [{}] without io (and there is no v1 blkio hierarchy)",
+        mount.display(),
+        controllers.trim()
+    );
+    Layout::V2 { mount }
+}
+
+/// A cgroup that throttles the writes of the processes put in it to 512 KiB/s and 20 IOPS on
+/// one disk. On drop its processes go back to the top cgroup, the directory is removed, and
+/// on v2 the `io` controller is disabled again if this enabled it.
+struct Throttle {
+    layout: Layout,
+    dir: PathBuf,
+    enabled_io: bool,
+}
+
+impl Throttle {
+    fn new(layout: Layout, devno: &str) -> Self {
+        let name = format!("lowlat-test-watch-{}", std::process::id());
+        let (dir, enabled_io) = match &layout {
+            Layout::V1 { blkio } => (blkio.join(name), false),
+            Layout::V2 { mount } => {
+                let ctl = mount.join("cgroup.subtree_control");
+                let on = std::fs::read_to_string(&ctl).unwrap();
+                let enable = !on.split_whitespace().any(|c| c == "io");
+                if enable {
+                    std::fs::write(&ctl, "+io").unwrap();
+                }
+                (mount.join(name), enable)
+            }
+        };
+        let t = Self { layout, dir, enabled_io };
+        std::fs::create_dir(&t.dir).unwrap();
+        // 256 KiB per O_DSYNC canary at 512 KiB/s: ~0.5 s instead of about a millisecond.
+        match &t.layout {
+            Layout::V1 { .. } => {
+                let w = |f: &str, v: String| std::fs::write(t.dir.join(f), v).unwrap();
+                w("blkio.throttle.write_bps_device", format!("{devno} 524288"));
+                w("blkio.throttle.write_iops_device", format!("{devno} 20"));
+            }
+            Layout::V2 { .. } => {
+                std::fs::write(t.dir.join("io.max"), format!("{devno} wbps=524288 wiops=20"))
+                    .unwrap();
+            }
+        }
+        t
+    }
+
+    /// Move a process (all its threads) into the group.
+    fn add(&self, pid: u32) {
+        match &self.layout {
+            Layout::V1 { .. } => {
+                for t in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+                    let tid = t.unwrap().file_name();
+                    let _ =
+                        std::fs::write(self.dir.join("tasks"), tid.to_string_lossy().as_bytes());
+                }
+            }
+            Layout::V2 { .. } => {
+                std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).unwrap();
+            }
+        }
+    }
+}
 
 impl Drop for Throttle {
     fn drop(&mut self) {
-        if let Ok(t) = std::fs::read_to_string(self.0.join("tasks")) {
-            for tid in t.lines() {
-                let _ = std::fs::write("/sys/fs/cgroup/blkio/tasks", tid);
+        let (members, top) = match &self.layout {
+            Layout::V1 { blkio } => ("tasks", blkio.join("tasks")),
+            Layout::V2 { mount } => ("cgroup.procs", mount.join("cgroup.procs")),
+        };
+        if let Ok(t) = std::fs::read_to_string(self.dir.join(members)) {
+            for id in t.lines() {
+                let _ = std::fs::write(&top, id);
             }
         }
         for _ in 0..100 {
-            if std::fs::remove_dir(&self.0).is_ok() {
-                return;
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                break;
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+        if let (true, Layout::V2 { mount }) = (self.enabled_io, &self.layout) {
+            let _ = std::fs::write(mount.join("cgroup.subtree_control"), "-io");
         }
     }
 }
@@ -119,13 +232,8 @@ impl Drop for Throttle {
 #[test]
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn watch_storage_finds_the_cliff_when_its_io_is_throttled_mid_run() {
-    let blkio = Path::new("/sys/fs/cgroup/blkio");
-    if !blkio.join("blkio.throttle.write_bps_device").exists() {
-        eprintln!("no cgroup v1 blkio throttle here; skipped");
-        return;
-    }
-    let d = tempfile::tempdir_in("/var/tmp").unwrap();
-    let Some(devno) = disk_devno(d.path()) else { return };
+    let layout = cgroup_layout();
+    let (d, devno) = dir_on_a_block_device();
     let out = d.path().join("s.jsonl");
     let child = lowlat()
         .args([
@@ -149,17 +257,9 @@ fn watch_storage_finds_the_cliff_when_its_io_is_throttled_mid_run() {
         .unwrap();
     let start = Instant::now();
     std::thread::sleep(Duration::from_secs(3));
-    let cg = Throttle(blkio.join(format!("lowlat-test-watch-{}", std::process::id())));
-    std::fs::create_dir(&cg.0).unwrap();
-    // 256 KiB per O_DSYNC canary at 512 KiB/s: ~0.5 s instead of about a millisecond.
-    std::fs::write(cg.0.join("blkio.throttle.write_bps_device"), format!("{devno} 524288"))
-        .unwrap();
-    std::fs::write(cg.0.join("blkio.throttle.write_iops_device"), format!("{devno} 20")).unwrap();
+    let cg = Throttle::new(layout, &devno);
     let throttled_at = start.elapsed();
-    for t in std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap() {
-        let _ =
-            std::fs::write(cg.0.join("tasks"), t.unwrap().file_name().to_string_lossy().as_bytes());
-    }
+    cg.add(child.id());
     let o = child.wait_with_output().unwrap();
     drop(cg);
     let stdout = String::from_utf8_lossy(&o.stdout);

@@ -11,7 +11,7 @@ use results::HistogramConfig;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    util::stats::quantile_sorted(&v, 0.5).unwrap_or(f64::NAN)
 }
 
 fn main() {
@@ -30,7 +30,7 @@ fn main() {
         })
         .collect();
     println!("CLOCK_MONOTONIC read + record: {:.1} ns/sample", median(runs));
-    let c = Counter::detect(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default());
+    let c = Counter::detect(&host::Root::live().read_string("proc/cpuinfo").unwrap_or_default());
     let runs: Vec<f64> = (0..5)
         .map(|_| {
             let t = Instant::now();

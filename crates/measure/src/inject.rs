@@ -5,7 +5,9 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
-use crate::sys::{self, Clock, Monotonic, Policy};
+use util::sched::{self, Policy};
+
+use crate::sys::{Clock, Monotonic};
 
 /// Where and when to spin.
 #[derive(Debug, Clone, Copy)]
@@ -23,8 +25,8 @@ pub struct Injection {
 /// Run the injector on the calling thread; returns how many spins it made, or the reason
 /// it could not take its CPU or priority.
 pub fn run(i: &Injection, stop: &AtomicBool) -> Result<u64, String> {
-    sys::pin_current(i.cpu).map_err(|e| format!("pin to CPU {}: {e}", i.cpu))?;
-    sys::set_policy(Policy::Fifo, i.priority)
+    sched::pin_current(i.cpu).map_err(|e| format!("pin to CPU {}: {e}", i.cpu))?;
+    sched::set_policy(0, Policy::Fifo, i.priority)
         .map_err(|e| format!("SCHED_FIFO {}: {e} (needs root)", i.priority))?;
     let clock = Monotonic;
     let spin = i.spin.as_nanos() as u64;
@@ -40,6 +42,6 @@ pub fn run(i: &Injection, stop: &AtomicBool) -> Result<u64, String> {
         n += 1;
         t += every;
     }
-    let _ = sys::set_policy(Policy::Other, 0);
+    let _ = sched::set_policy(0, Policy::Other, 0);
     Ok(n)
 }

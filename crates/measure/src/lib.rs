@@ -1,30 +1,31 @@
 //! Timer, noise and tick measurements with real-time threads, and load generators.
 //!
+//! - [`session`]: a measurement as a command runs it ([`session::latency`],
+//!   [`session::ticks`]), from a typed request to a result and a verdict: the host read
+//!   through `host::Root`, the CPUs chosen (`select`), the load started and stopped,
+//!   progress and checkpoints (`progress`), signals.
 //! - [`timer`]: cyclictest semantics (absolute-deadline sleeps, overruns counted).
 //! - [`noise`]: oslat semantics (TSC busy loop, gaps, attribution from /proc counters).
 //! - [`ticks`]: the "pig" test (LOC and interrupt rates on busy CPUs).
 //! - [`load`]: built-in and external load on the housekeeping CPUs.
-//! - [`sys`]: the Linux syscall seam; [`shared`]: the lock-free per-thread recorder;
-//!   [`runner`]: orchestration; [`procstat`]: /proc/interrupts and /proc/softirqs.
+//! - [`sys`]: the syscalls of the measuring loops (clocks, sleeps, mlockall, the PM QoS hold);
+//!   [`shared`]: the lock-free per-thread recorder; [`runner`]: orchestration;
+//!   `procstat`: per-second counters (`/proc/interrupts`, `/proc/softirqs`, context
+//!   switches) read through `host::Root` and parsed by host's parsers.
 
 pub mod counter;
+mod error;
 pub mod inject;
 pub mod load;
 pub mod noise;
-pub mod procstat;
+mod procstat;
+mod progress;
 pub mod runner;
+mod select;
+pub mod session;
 pub mod shared;
 pub mod sys;
 pub mod ticks;
 pub mod timer;
 
-pub use runner::{Common, Live, Observer, Silent};
-pub use sys::Policy;
-
-/// Errors of a measurement.
-#[derive(Debug, thiserror::Error)]
-pub enum MeasureError {
-    /// The configuration cannot run on this host.
-    #[error("{0}")]
-    Config(String),
-}
+pub use error::{Input, MeasureError};

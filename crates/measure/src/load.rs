@@ -1,18 +1,22 @@
 //! Load generators that run on the housekeeping CPUs while a measurement runs: built-in CPU,
 //! memory and I/O stressors (threads pinned to the load CPUs), or an external command
-//! (`--load-cmd`, e.g. stress-ng) in its own process group, stopped at the end.
+//! (e.g. stress-ng) in its own process group, stopped at the end — or killed by a second
+//! Ctrl-C (`util::signal::on_second_signal`).
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use cpuset::CpuSet;
 use results::LoadInfo;
 
-use crate::{sys, MeasureError};
+use crate::error::MeasureError;
+use crate::select::list;
 
 /// Built-in stressor kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,13 +26,21 @@ pub enum Kind {
     Io,
 }
 
-/// A parsed `--load KIND[:CPUS]`.
+/// A parsed load specification, `KIND[:CPUS]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadSpec {
     pub name: String,
     pub kinds: Vec<Kind>,
     /// Explicit CPUs, else the housekeeping CPUs.
     pub cpus: Option<Vec<u32>>,
+}
+
+impl FromStr for LoadSpec {
+    type Err = MeasureError;
+
+    fn from_str(s: &str) -> Result<Self, MeasureError> {
+        Self::parse(s)
+    }
 }
 
 impl LoadSpec {
@@ -43,16 +55,20 @@ impl LoadSpec {
             "memory" | "mem" => vec![Kind::Memory],
             "io" => vec![Kind::Io],
             "all" => vec![Kind::Cpu, Kind::Memory, Kind::Io],
-            other => {
-                return Err(MeasureError::Config(format!(
-                "--load {other:?}: expected cpu, memory, io or all, optionally followed by :CPUS"
-            )))
+            _ => {
+                return Err(MeasureError::LoadSpec {
+                    spec: s.to_string(),
+                    why: "expected cpu, memory, io or all, optionally followed by :CPUS".into(),
+                })
             }
         };
         let cpus = match cpus {
             Some(c) => Some(
                 cpuset::CpuSet::parse_list(c)
-                    .map_err(|e| MeasureError::Config(format!("--load {s:?}: bad cpu-list: {e}")))?
+                    .map_err(|e| MeasureError::LoadSpec {
+                        spec: s.to_string(),
+                        why: format!("bad cpu-list: {e}"),
+                    })?
                     .iter()
                     .map(|c| c as u32)
                     .collect(),
@@ -60,6 +76,19 @@ impl LoadSpec {
             None => None,
         };
         Ok(Self { name: name.to_string(), kinds, cpus })
+    }
+}
+
+/// Process group of the running external load (0 = none), for [`kill_load_group`].
+static LOAD_PGID: AtomicI32 = AtomicI32::new(0);
+
+/// The second Ctrl-C's action: kill the external load's process group. Async-signal-safe:
+/// one atomic load and one `kill`.
+fn kill_load_group() {
+    let pgid = LOAD_PGID.load(Ordering::SeqCst);
+    if pgid > 0 {
+        // SAFETY: kill is async-signal-safe; the group is our own child's.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
     }
 }
 
@@ -126,9 +155,7 @@ impl RunningLoad {
     pub fn start_builtin(spec: &LoadSpec, housekeeping: &[u32]) -> Result<Self, MeasureError> {
         let cpus = spec.cpus.clone().unwrap_or_else(|| housekeeping.to_vec());
         if cpus.is_empty() {
-            return Err(MeasureError::Config(
-                "--load: no housekeeping CPU to run the load on; pass --load KIND:CPUS".into(),
-            ));
+            return Err(MeasureError::NoLoadCpus);
         }
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
@@ -144,16 +171,14 @@ impl RunningLoad {
                 let h = std::thread::Builder::new()
                     .name(format!("lowlat-load-{cpu}"))
                     .spawn(move || {
-                        let _ = sys::pin_current(cpu);
+                        let _ = util::sched::pin_current(cpu);
                         match k {
                             Kind::Cpu => cpu_work(&stop),
                             Kind::Memory => memory_work(&stop),
                             Kind::Io => io_work(&stop, &path),
                         }
                     })
-                    .map_err(|e| {
-                        MeasureError::Config(format!("could not start a load thread: {e}"))
-                    })?;
+                    .map_err(MeasureError::LoadThread)?;
                 threads.push(h);
             }
         }
@@ -161,33 +186,28 @@ impl RunningLoad {
         Ok(Self { stop, threads, child: None, files, info })
     }
 
-    /// Start `sh -c CMD` in its own process group, pinned to `cpus`.
+    /// Start `sh -c CMD` in its own process group, pinned to `cpus`. Until it is stopped, a
+    /// second Ctrl-C kills the whole group.
     pub fn start_command(cmd: &str, cpus: &[u32]) -> Result<Self, MeasureError> {
-        // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for &c in cpus {
-            if (c as usize) < libc::CPU_SETSIZE as usize {
-                // SAFETY: `c` is below CPU_SETSIZE, so CPU_SET writes inside `set`.
-                unsafe { libc::CPU_SET(c as usize, &mut set) };
-            }
-        }
-        let pin = !cpus.is_empty();
+        let set: CpuSet = cpus.iter().map(|&c| c as usize).collect();
         let mut command = Command::new("sh");
         command.arg("-c").arg(cmd).process_group(0);
-        // SAFETY: the closure runs in the forked child before exec and only calls
-        // sched_setaffinity, which is async-signal-safe; `set` was built before the fork.
+        // SAFETY: the closure runs in the forked child before exec; `set` was built before the
+        // fork, and set_affinity only fills a stack-allocated mask and makes one syscall (no
+        // allocation, no lock), so it is async-signal-safe.
         unsafe {
             command.pre_exec(move || {
-                if pin {
-                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                if !set.is_empty() {
+                    let _ = util::sched::set_affinity(0, &set);
                 }
                 Ok(())
             });
         }
-        let child = command.spawn().map_err(|e| {
-            MeasureError::Config(format!("--load-cmd {cmd:?}: could not start sh: {e}"))
-        })?;
-        sys::LOAD_PGID.store(child.id() as i32, Ordering::SeqCst);
+        let child = command
+            .spawn()
+            .map_err(|source| MeasureError::LoadCommand { command: cmd.to_string(), source })?;
+        LOAD_PGID.store(child.id() as i32, Ordering::SeqCst);
+        util::signal::on_second_signal(kill_load_group);
         let info = LoadInfo {
             kind: "external".into(),
             cpus: Some(list(cpus)),
@@ -221,7 +241,8 @@ impl RunningLoad {
             let _ = h.join();
         }
         if let Some(mut c) = self.child.take() {
-            sys::LOAD_PGID.store(0, Ordering::SeqCst);
+            util::signal::forget_second_signal(kill_load_group);
+            LOAD_PGID.store(0, Ordering::SeqCst);
             let pgid = c.id() as libc::pid_t;
             // SAFETY: signalling our own child's process group.
             unsafe { libc::kill(-pgid, libc::SIGTERM) };
@@ -253,14 +274,6 @@ impl Drop for RunningLoad {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-fn list(cpus: &[u32]) -> String {
-    let mut set = cpuset::CpuSet::new();
-    for &c in cpus {
-        set.insert(c as usize);
-    }
-    set.to_list()
 }
 
 #[cfg(test)]

@@ -8,14 +8,15 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::Duration;
 
+use host::Root;
 use results::{Attribution, LatencyResult, ThreadResult};
 
 use crate::counter::{Counter, Source};
+use crate::error::MeasureError;
 use crate::procstat::{self, Counters};
 use crate::runner::{self, Common, Observer, SecondHook};
 use crate::shared::Recorder;
-use crate::sys::{self, Clock, Monotonic};
-use crate::MeasureError;
+use crate::sys::{Clock, Monotonic};
 
 /// How many worst seconds per CPU carry attribution.
 pub const WORST_SECONDS: usize = 5;
@@ -86,6 +87,7 @@ pub fn noise_loop(c: &Counter, rec: &Recorder, b: &NoiseBounds, stop: &AtomicBoo
 
 /// Per-second attribution on the main thread (used by timer and noise).
 pub(crate) struct Attributor {
+    root: Root,
     cpus: Vec<u32>,
     prev_irq: Counters,
     prev_soft: Counters,
@@ -99,6 +101,7 @@ impl Attributor {
     /// An attributor for these measured CPUs.
     pub(crate) fn new(cpus: &[u32], context_switches: bool) -> Self {
         Self {
+            root: Root::live(),
             context_switches,
             cpus: cpus.to_vec(),
             prev_irq: Counters::default(),
@@ -111,9 +114,10 @@ impl Attributor {
 
 impl SecondHook for Attributor {
     fn second(&mut self, sec: u64, recs: &[Recorder], tids: &[u32]) {
-        let irq = procstat::read_interrupts();
-        let soft = procstat::read_softirqs();
-        let ctx: Vec<Option<u64>> = tids.iter().map(|t| sys::context_switches(*t)).collect();
+        let irq = procstat::read_interrupts(&self.root);
+        let soft = procstat::read_softirqs(&self.root);
+        let ctx: Vec<Option<u64>> =
+            tids.iter().map(|t| procstat::context_switches(&self.root, *t)).collect();
         if sec > 0 {
             let s = sec as usize - 1;
             for (i, &cpu) in self.cpus.iter().enumerate() {
@@ -181,15 +185,15 @@ pub fn describe(cpu: u32, a: &Attribution) -> String {
 }
 
 /// Which kernel tracers could attribute noise more precisely.
-pub fn tracer_note() -> String {
-    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        if let Some(t) = sys::read_trim(&format!("{dir}/available_tracers")) {
+pub fn tracer_note(root: &Root) -> String {
+    for dir in ["sys/kernel/tracing", "sys/kernel/debug/tracing"] {
+        if let Ok(t) = root.read_trimmed(&format!("{dir}/available_tracers")) {
             let has: Vec<&str> =
                 t.split_whitespace().filter(|x| *x == "osnoise" || *x == "timerlat").collect();
             return if has.is_empty() {
-                format!("{dir} is mounted but offers no osnoise/timerlat tracer (CONFIG_OSNOISE_TRACER off): attribution uses /proc counters only")
+                format!("/{dir} is mounted but offers no osnoise/timerlat tracer (CONFIG_OSNOISE_TRACER off): attribution uses /proc counters only")
             } else {
-                format!("{dir} offers {}: for per-event attribution run `rtla osnoise top -c <cpus>` / `rtla timerlat`; lowlat attributes from /proc counters", has.join(" and "))
+                format!("/{dir} offers {}: for per-event attribution run `rtla osnoise top -c <cpus>` / `rtla timerlat`; lowlat attributes from /proc counters", has.join(" and "))
             };
         }
     }
@@ -218,17 +222,18 @@ pub fn rt_throttling_note(
 
 /// Run `measure noise`.
 pub fn run(cfg: &NoiseConfig, observer: &mut dyn Observer) -> Result<LatencyResult, MeasureError> {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let root = Root::live();
+    let cpuinfo = root.read_string("proc/cpuinfo").unwrap_or_default();
     let counter = Counter::detect(&cpuinfo);
     let mut notes = Vec::new();
     if counter.source == Source::MonotonicRaw {
         notes.push("no invariant TSC (constant_tsc + nonstop_tsc): the loop reads CLOCK_MONOTONIC_RAW, whose floor is higher".into());
     }
-    notes.push(tracer_note());
+    notes.push(tracer_note(&root));
     if let Some(n) = rt_throttling_note(
         cfg.common.policy.is_realtime(),
-        sys::read_trim("/proc/sys/kernel/sched_rt_runtime_us").as_deref(),
-        sys::read_trim("/proc/sys/kernel/sched_rt_period_us").as_deref(),
+        root.read_trimmed("proc/sys/kernel/sched_rt_runtime_us").ok().as_deref(),
+        root.read_trimmed("proc/sys/kernel/sched_rt_period_us").ok().as_deref(),
     ) {
         notes.push(n);
     }
@@ -277,6 +282,20 @@ mod tests {
         );
         let quiet = Attribution { max_ns: 1_500, ..Attribution::default() };
         assert!(describe(1, &quiet).contains("hardware noise"));
+    }
+
+    #[test]
+    fn tracer_note_says_what_tracefs_offers() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::open(dir.path()).unwrap();
+        assert!(tracer_note(&root).starts_with("tracefs is not mounted"));
+        let t = dir.path().join("sys/kernel/tracing");
+        std::fs::create_dir_all(&t).unwrap();
+        std::fs::write(t.join("available_tracers"), "nop\n").unwrap();
+        assert!(tracer_note(&root).contains("offers no osnoise/timerlat"));
+        std::fs::write(t.join("available_tracers"), "timerlat osnoise function nop\n").unwrap();
+        let n = tracer_note(&root);
+        assert!(n.starts_with("/sys/kernel/tracing offers timerlat and osnoise"), "{n}");
     }
 
     #[test]

@@ -7,10 +7,13 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use results::{Envelope, HistogramConfig, HostContext, LatencyResult, LoadInfo, ThreadResult};
+use util::sched::{self, Policy};
 
+use crate::error::MeasureError;
+use crate::procstat;
+use crate::select::list;
 use crate::shared::Recorder;
-use crate::sys::{self, Clock, Monotonic, Policy};
-use crate::MeasureError;
+use crate::sys::{self, Clock, Monotonic};
 
 /// Settings every timer/noise run shares.
 #[derive(Debug, Clone)]
@@ -19,6 +22,8 @@ pub struct Common {
     pub cpus: Vec<u32>,
     /// Housekeeping CPU for the main thread; `None` picks the first online CPU not measured.
     pub main_cpu: Option<u32>,
+    /// The host's online CPUs (from its model).
+    pub online: Vec<u32>,
     /// Run length; `None` runs until stopped (or `loops`).
     pub duration: Option<Duration>,
     pub policy: Policy,
@@ -30,6 +35,8 @@ pub struct Common {
     pub host: HostContext,
     /// lowlat version string recorded as `tool`.
     pub tool: String,
+    /// RFC 3339 UTC start time recorded as `started_at`.
+    pub started_at: Option<String>,
     /// Parameters recorded verbatim in the result.
     pub params: serde_json::Value,
     pub load: Option<LoadInfo>,
@@ -53,11 +60,6 @@ pub trait Observer {
     /// Every `checkpoint_every`, with a partial result.
     fn checkpoint(&mut self, _partial: &LatencyResult) {}
 }
-
-/// An observer that does nothing.
-#[derive(Debug, Default)]
-pub struct Silent;
-impl Observer for Silent {}
 
 /// Per-second hook for kind-specific bookkeeping (noise attribution), on the main thread.
 pub(crate) trait SecondHook {
@@ -106,18 +108,17 @@ where
     F: Fn(&Slot<'_>) + Sync,
 {
     if c.cpus.is_empty() {
-        return Err(MeasureError::Config("no CPUs to measure: pass --cpus".into()));
+        return Err(MeasureError::NoCpus);
     }
-    let online = sys::online_cpus();
-    if let Some(bad) = c.cpus.iter().find(|cpu| !online.contains(cpu)) {
-        return Err(MeasureError::Config(format!("CPU {bad} is not online (online: {online:?})")));
+    if let Some(&cpu) = c.cpus.iter().find(|cpu| !c.online.contains(cpu)) {
+        return Err(MeasureError::CpuOffline { cpu, online: list(&c.online) });
     }
-    let main_cpu = pick_main_cpu(c.main_cpu, &c.cpus, &online);
+    let main_cpu = pick_main_cpu(c.main_cpu, &c.cpus, &c.online);
     match main_cpu {
         Some(m) if c.cpus.contains(&m) => notes
             .push(format!("main thread shares measured CPU {m}: it wakes there and adds noise")),
         Some(m) => {
-            if let Err(e) = sys::pin_current(m) {
+            if let Err(e) = sched::pin_current(m) {
                 notes.push(format!("could not pin the main thread to CPU {m}: {e}"));
             }
         }
@@ -178,11 +179,11 @@ where
                 .name(format!("lowlat-{kind}-{cpu}"))
                 .stack_size(THREAD_STACK)
                 .spawn_scoped(s, move || {
-                    tid.store(sys::gettid(), Ordering::SeqCst);
-                    if sys::pin_current(cpu).is_err() {
+                    tid.store(sched::gettid(), Ordering::SeqCst);
+                    if sched::pin_current(cpu).is_err() {
                         pin_failed.store(true, Ordering::SeqCst);
                     }
-                    if policy.is_realtime() && sys::set_policy(policy, prio).is_err() {
+                    if policy.is_realtime() && sched::set_policy(0, policy, prio).is_err() {
                         rt_failed.store(true, Ordering::SeqCst);
                     }
                     sys::prefault_stack();
@@ -216,7 +217,7 @@ where
         while done.load(Ordering::SeqCst) < c.cpus.len() {
             t += step;
             clock.sleep_until(t);
-            if sys::STOP.load(Ordering::SeqCst) {
+            if util::signal::interrupted() {
                 stop.store(true, Ordering::SeqCst);
             }
             let now = clock.now();
@@ -265,7 +266,7 @@ where
     if pin_failed.load(Ordering::SeqCst) {
         notes.push("some measuring threads could not be pinned to their CPU".into());
     }
-    let interrupted = sys::STOP.load(Ordering::SeqCst);
+    let interrupted = util::signal::interrupted();
     let stopped_on_threshold = c.stop_on_threshold && stop.load(Ordering::SeqCst) && !interrupted;
     if interrupted {
         notes.push("interrupted: the numbers cover the time measured before Ctrl-C".into());
@@ -285,7 +286,7 @@ where
     );
     r.envelope.duration_ns = elapsed_ns;
     // The tool's own footprint (VmHWM), so memory claims can be checked on any run.
-    r.envelope.params["tool_peak_rss_bytes"] = sys::peak_rss_bytes().into();
+    r.envelope.params["tool_peak_rss_bytes"] = procstat::peak_rss_bytes(&host::Root::live()).into();
     let rt_ok = !rt_failed.load(Ordering::SeqCst) && c.policy.is_realtime();
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
@@ -310,8 +311,9 @@ fn build(
     envelope.duration_ns = elapsed_ns;
     envelope.host = c.host.clone();
     envelope.params = c.params.clone();
-    envelope.started_at = None;
-    let secs = (elapsed_ns / 1_000_000_000) as usize + usize::from(elapsed_ns % 1_000_000_000 > 0);
+    envelope.started_at = c.started_at.clone();
+    let secs = (elapsed_ns / 1_000_000_000) as usize
+        + usize::from(!elapsed_ns.is_multiple_of(1_000_000_000));
     let mut breaches = Vec::new();
     let mut threads: Vec<ThreadResult> = c
         .cpus

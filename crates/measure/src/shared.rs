@@ -77,8 +77,9 @@ impl Recorder {
         self
     }
 
-    /// Bytes this recorder allocated (fixed for its life).
-    pub fn memory_bytes(&self) -> usize {
+    /// Bytes this recorder allocated (fixed for its life): the memory test's measure.
+    #[cfg(test)]
+    fn memory_bytes(&self) -> usize {
         8 * (self.counts.len() + self.per_second_max.len() + self.per_second_noise.len())
             + 16 * self.breaches.len()
             + std::mem::size_of::<Self>()
@@ -182,11 +183,6 @@ impl Recorder {
     /// Total noise so far.
     pub fn total_noise(&self) -> u64 {
         self.total_noise.load(Relaxed)
-    }
-
-    /// Capacity of the per-second ring.
-    pub fn seconds_capacity(&self) -> usize {
-        self.per_second_max.len()
     }
 
     /// A consistent-enough copy as a [`Histogram`] (main thread only: allocates).

@@ -6,10 +6,12 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use host::Root;
 use results::{CpuTicks, Envelope, HostContext, TicksResult};
 
+use crate::error::MeasureError;
 use crate::procstat::{self, Counters};
-use crate::{sys, MeasureError};
+use crate::select::list;
 
 /// `measure ticks` settings.
 #[derive(Debug, Clone)]
@@ -17,12 +19,16 @@ pub struct TicksConfig {
     pub cpus: Vec<u32>,
     pub duration: Duration,
     pub main_cpu: Option<u32>,
+    /// The host's online CPUs (from its model).
+    pub online: Vec<u32>,
     pub nohz_full: Vec<u32>,
     pub isolated: Vec<u32>,
     /// `CONFIG_HZ` when known.
     pub hz: Option<u32>,
     pub host: HostContext,
     pub tool: String,
+    /// RFC 3339 UTC start time recorded as `started_at`.
+    pub started_at: Option<String>,
     pub params: serde_json::Value,
 }
 
@@ -78,27 +84,26 @@ pub fn rates(
 /// Run `measure ticks`.
 pub fn run(cfg: &TicksConfig) -> Result<TicksResult, MeasureError> {
     if cfg.cpus.is_empty() {
-        return Err(MeasureError::Config("no CPUs to test: pass --cpus".into()));
+        return Err(MeasureError::NoCpus);
     }
-    let online = sys::online_cpus();
-    if let Some(bad) = cfg.cpus.iter().find(|c| !online.contains(c)) {
-        return Err(MeasureError::Config(format!("CPU {bad} is not online (online: {online:?})")));
+    if let Some(&cpu) = cfg.cpus.iter().find(|c| !cfg.online.contains(c)) {
+        return Err(MeasureError::CpuOffline { cpu, online: list(&cfg.online) });
     }
     let mut notes = Vec::new();
-    if let Some(m) = crate::runner::pick_main_cpu(cfg.main_cpu, &cfg.cpus, &online) {
-        if !cfg.cpus.contains(&m) && sys::pin_current(m).is_err() {
+    if let Some(m) = crate::runner::pick_main_cpu(cfg.main_cpu, &cfg.cpus, &cfg.online) {
+        if !cfg.cpus.contains(&m) && util::sched::pin_current(m).is_err() {
             notes.push(format!("could not pin the main thread to CPU {m}"));
         }
     }
+    let root = Root::live();
     let stop = AtomicBool::new(false);
-    let mut result = None;
-    std::thread::scope(|s| {
+    let (i0, s0, i1, s1, secs) = std::thread::scope(|s| {
         for &cpu in &cfg.cpus {
             let stop = &stop;
             let _ = std::thread::Builder::new().name(format!("lowlat-pig-{cpu}")).spawn_scoped(
                 s,
                 move || {
-                    let _ = sys::pin_current(cpu);
+                    let _ = util::sched::pin_current(cpu);
                     while !stop.load(Ordering::Relaxed) {
                         std::hint::spin_loop();
                     }
@@ -106,21 +111,19 @@ pub fn run(cfg: &TicksConfig) -> Result<TicksResult, MeasureError> {
             );
         }
         std::thread::sleep(Duration::from_millis(200));
-        let (i0, s0, t0) = (procstat::read_interrupts(), procstat::read_softirqs(), Instant::now());
+        let (i0, s0) = (procstat::read_interrupts(&root), procstat::read_softirqs(&root));
+        let t0 = Instant::now();
         let end = t0 + cfg.duration;
-        while Instant::now() < end && !sys::STOP.load(Ordering::SeqCst) {
+        while Instant::now() < end && !util::signal::interrupted() {
             std::thread::sleep(
                 Duration::from_millis(50).min(end.saturating_duration_since(Instant::now())),
             );
         }
-        let (i1, s1) = (procstat::read_interrupts(), procstat::read_softirqs());
+        let (i1, s1) = (procstat::read_interrupts(&root), procstat::read_softirqs(&root));
         let secs = t0.elapsed().as_secs_f64().max(0.001);
         stop.store(true, Ordering::SeqCst);
-        result = Some((i0, s0, i1, s1, secs));
+        (i0, s0, i1, s1, secs)
     });
-    let Some((i0, s0, i1, s1, secs)) = result else {
-        return Err(MeasureError::Config("the tick test did not run".into()));
-    };
     if i1.rows.is_empty() {
         notes.push("/proc/interrupts is not readable: no rates".into());
     }
@@ -140,7 +143,8 @@ pub fn run(cfg: &TicksConfig) -> Result<TicksResult, MeasureError> {
         })
         .collect();
     let mut envelope = Envelope::new(results::Kind::Ticks, &cfg.tool);
-    envelope.partial = sys::STOP.load(Ordering::SeqCst);
+    envelope.partial = util::signal::interrupted();
+    envelope.started_at = cfg.started_at.clone();
     envelope.duration_ns = (secs * 1e9) as u64;
     envelope.host = cfg.host.clone();
     envelope.params = cfg.params.clone();

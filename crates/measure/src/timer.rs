@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use results::LatencyResult;
 
+use crate::error::MeasureError;
 use crate::noise::Attributor;
 use crate::runner::{self, Common, Observer};
 use crate::shared::Recorder;
 use crate::sys::{Clock, Monotonic};
-use crate::MeasureError;
 
 /// `measure timer` settings.
 #[derive(Debug, Clone)]
@@ -74,7 +74,7 @@ pub fn timer_loop<C: Clock>(
 /// Run `measure timer`.
 pub fn run(cfg: &TimerConfig, observer: &mut dyn Observer) -> Result<LatencyResult, MeasureError> {
     if cfg.interval.is_zero() {
-        return Err(MeasureError::Config("--interval must be greater than 0".into()));
+        return Err(MeasureError::ZeroInterval);
     }
     let bounds = |start: u64| LoopBounds {
         interval_ns: cfg.interval.as_nanos() as u64,

@@ -79,7 +79,7 @@ fn timer_loop_allocates_nothing() {
 
 #[test]
 fn noise_loop_allocates_nothing() {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpuinfo = host::Root::live().read_string("proc/cpuinfo").unwrap_or_default();
     for c in [Counter::detect(&cpuinfo), Counter::with_hz(Source::MonotonicRaw, 1_000_000_000)] {
         let rec = Recorder::new(HistogramConfig::LATENCY, 4, Some(1_000)).with_noise_series(4);
         let b = NoiseBounds {

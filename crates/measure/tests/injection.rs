@@ -10,14 +10,16 @@ use std::time::Duration;
 
 use measure::inject::{self, Injection};
 use measure::shared::Recorder;
-use measure::sys::{self, Clock, Monotonic, Policy};
+use measure::sys::{self, Clock, Monotonic};
 use measure::timer::{timer_loop, LoopBounds};
 use results::HistogramConfig;
+use util::sched::{self, Policy};
 
 #[test]
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn injected_latency_lands_where_it_must() {
-    let cpu = sys::online_cpus().last().copied().unwrap_or(0);
+    let online = host::read(&host::Root::live()).online_cpus();
+    let cpu = online.iter().last().map_or(0, |c| c as u32);
     let interval = 1_000_000u64;
     let every = 50 * interval;
     let secs = 5u64;
@@ -28,8 +30,8 @@ fn injected_latency_lands_where_it_must() {
     let stop = AtomicBool::new(false);
     let injected = std::thread::scope(|s| {
         let timer = s.spawn(|| {
-            sys::pin_current(cpu).unwrap();
-            sys::set_policy(Policy::Fifo, 95).unwrap();
+            sched::pin_current(cpu).unwrap();
+            sched::set_policy(0, Policy::Fifo, 95).unwrap();
             sys::prefault_stack();
             let b = LoopBounds {
                 interval_ns: interval,
@@ -64,7 +66,7 @@ fn injected_latency_lands_where_it_must() {
         .collect();
     at_injection.sort_unstable();
     let on_time = at_injection.len() as u64;
-    let median = at_injection.get(at_injection.len() / 2).copied().unwrap_or(0);
+    let median = util::stats::quantile_sorted(&at_injection, 0.5).unwrap_or(0);
     eprintln!("injected {injected}, samples >= 150us: {above}, at injected instants: {on_time}, max {} ns, median injected {median} ns", h.max().unwrap_or(0));
     assert!(injected >= 95, "{injected}");
     assert!(h.max().unwrap_or(0) >= 190_000, "max {:?} below the injected ~200 us", h.max());

@@ -46,7 +46,7 @@ impl Selector {
         self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
             && self.match_expressions.iter().all(|(k, op, vals)| match op.as_str() {
                 "In" => labels.get(k).is_some_and(|v| vals.contains(v)),
-                "NotIn" => labels.get(k).map_or(true, |v| !vals.contains(v)),
+                "NotIn" => labels.get(k).is_none_or(|v| !vals.contains(v)),
                 "Exists" => labels.contains_key(k),
                 "DoesNotExist" => !labels.contains_key(k),
                 _ => false,

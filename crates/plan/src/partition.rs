@@ -254,7 +254,7 @@ fn pick_reserved(
         ));
     }
     let mut want = n.div_ceil(tpc);
-    if n % tpc != 0 {
+    if !n.is_multiple_of(tpc) {
         why.push(format!(
             "--reserved {n} rounded up to {want} whole core{} ({} CPUs): SMT siblings share a core's caches and pipeline, so splitting one between housekeeping and isolated work lets housekeeping noise reach the isolated sibling",
             plural(want),

@@ -57,7 +57,7 @@ impl Acc {
         let initial = self.count;
         for core in cores {
             for (index, &lp) in core.iter().enumerate() {
-                if max.map_or(true, |m| self.count < m) && filter(index, lp) {
+                if max.is_none_or(|m| self.count < m) && filter(index, lp) {
                     if !self.elems.contains(lp) {
                         self.count += 1;
                     }
@@ -177,7 +177,7 @@ pub fn calculate(layout: &Layout, input: &PpcInput) -> Result<PpcPartition, PpcE
             } else {
                 max += per;
             }
-            if max % 2 != 0 && ht {
+            if !max.is_multiple_of(2) && ht {
                 return Err(PpcError("can't allocate odd number of CPUs from a NUMA Node".into()));
             }
             acc.add_cores(Some(max), n, |_, _| true);

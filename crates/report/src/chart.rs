@@ -28,12 +28,6 @@ const PALETTE: [RGBColor; 12] = [
     RGBColor(188, 189, 34),
 ];
 
-/// The palette colour of index `i`, as CSS `#rrggbb`.
-pub fn css_color(i: usize) -> String {
-    let RGBColor(r, g, b) = PALETTE[i % PALETTE.len()];
-    format!("#{r:02x}{g:02x}{b:02x}")
-}
-
 /// Tick label: short, no float noise (`0.5`, `12`, `1.2k`, `3M`).
 fn tick(v: f64) -> String {
     let a = v.abs();
@@ -72,7 +66,7 @@ pub fn render_svg(chart: &Chart) -> String {
         Ok(()) => buf,
         Err(e) => format!(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"60\"><text x=\"10\" y=\"30\">chart could not be drawn: {}</text></svg>",
-            crate::html::escape(&e)
+            crate::markup::escape(&e)
         ),
     }
 }

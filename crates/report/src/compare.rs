@@ -4,26 +4,37 @@
 
 use std::collections::BTreeMap;
 
-use crate::input::{BucketView, Doc, FsyncView, LatencyView, ThreadView, VerifyView};
+use results::{Bucket, ThreadResult};
+use verify::Status;
+
+use crate::input::{Body, Doc, Kind};
 use crate::model::{
     fmt_delta_ns, fmt_ns, fmt_opt_ns, Block, Cell, Chart, Headline, Note, Report, Scale, Section,
     Series, SeriesStyle, Table, Verdict,
 };
+use crate::sections::latency::{max_ns, pct};
 use crate::sections::{self, bin_histogram, Options};
 
-/// Threads of every document of `kind`, keyed by CPU (a later document wins).
-fn threads(docs: &[Doc], kind: &str) -> BTreeMap<usize, ThreadView> {
+type Threads<'a> = BTreeMap<usize, &'a ThreadResult>;
+
+/// Threads of every latency result of `kind`, keyed by CPU (a later document wins).
+fn threads(docs: &[Doc], kind: results::Kind) -> Threads<'_> {
     let mut out = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.kind == kind) {
-        if let Ok(v) = d.view::<LatencyView>() {
-            for t in v.threads {
+    for d in docs.iter().filter(|d| d.kind == Kind::Result(kind)) {
+        if let Body::Latency(r) = &d.body {
+            for t in &r.threads {
                 if let Some(c) = t.cpu {
-                    out.insert(c, t);
+                    out.insert(c as usize, t);
                 }
             }
         }
     }
     out
+}
+
+/// The average latency of a thread, `None` when it took no samples.
+fn avg_ns(t: &ThreadResult) -> Option<u64> {
+    (t.stats.count > 0).then_some(t.stats.avg_ns)
 }
 
 fn judge_delta(before: u64, after: u64) -> Verdict {
@@ -42,19 +53,23 @@ fn delta_cell(before: Option<u64>, after: Option<u64>) -> Cell {
     }
 }
 
-fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) -> Option<Section> {
+fn latency_section(
+    kind: results::Kind,
+    before: &[Doc],
+    after: &[Doc],
+    opts: &Options,
+) -> Option<Section> {
     let (b, a) = (threads(before, kind), threads(after, kind));
     if b.is_empty() || a.is_empty() {
         return None;
     }
-    let title = if kind == "noise" { "OS noise" } else { "Timer latency" };
-    let worst =
-        |m: &BTreeMap<usize, ThreadView>| m.values().filter_map(|t| t.max_ns).max().unwrap_or(0);
+    let title = if kind == results::Kind::Noise { "OS noise" } else { "Timer latency" };
+    let worst = |m: &Threads<'_>| m.values().filter_map(|t| max_ns(t)).max().unwrap_or(0);
     let (wb, wa) = (worst(&b), worst(&a));
     let cpus: Vec<usize> = b.keys().filter(|c| a.contains_key(c)).copied().collect();
     let improved: Vec<(usize, i128)> = cpus
         .iter()
-        .filter_map(|c| Some((*c, b.get(c)?.max_ns? as i128 - a.get(c)?.max_ns? as i128)))
+        .filter_map(|c| Some((*c, max_ns(b.get(c)?)? as i128 - max_ns(a.get(c)?)? as i128)))
         .collect();
     let better = improved.iter().filter(|(_, d)| *d > 0).count();
     let mut headlines = vec![Headline::new(
@@ -82,15 +97,15 @@ fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) ->
             let (tb, ta) = (b.get(c)?, a.get(c)?);
             Some(vec![
                 Cell::text(c.to_string()),
-                Cell::num(fmt_opt_ns(tb.avg_ns)),
-                Cell::num(fmt_opt_ns(ta.avg_ns)),
-                delta_cell(tb.avg_ns, ta.avg_ns),
-                Cell::num(fmt_opt_ns(tb.p99_ns)),
-                Cell::num(fmt_opt_ns(ta.p99_ns)),
-                delta_cell(tb.p99_ns, ta.p99_ns),
-                Cell::num(fmt_opt_ns(tb.max_ns)),
-                Cell::num(fmt_opt_ns(ta.max_ns)),
-                delta_cell(tb.max_ns, ta.max_ns),
+                Cell::num(fmt_opt_ns(avg_ns(tb))),
+                Cell::num(fmt_opt_ns(avg_ns(ta))),
+                delta_cell(avg_ns(tb), avg_ns(ta)),
+                Cell::num(fmt_opt_ns(pct(tb, tb.stats.p99_ns))),
+                Cell::num(fmt_opt_ns(pct(ta, ta.stats.p99_ns))),
+                delta_cell(pct(tb, tb.stats.p99_ns), pct(ta, ta.stats.p99_ns)),
+                Cell::num(fmt_opt_ns(max_ns(tb))),
+                Cell::num(fmt_opt_ns(max_ns(ta))),
+                delta_cell(max_ns(tb), max_ns(ta)),
             ])
         })
         .collect();
@@ -114,8 +129,8 @@ fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) ->
     })];
 
     // Overlay: per-CPU maxima (always available), then histograms when both sides have them.
-    let max_points = |m: &BTreeMap<usize, ThreadView>| -> Vec<(f64, f64)> {
-        cpus.iter().filter_map(|c| Some((*c as f64, m.get(c)?.max_ns? as f64 / 1e3))).collect()
+    let max_points = |m: &Threads<'_>| -> Vec<(f64, f64)> {
+        cpus.iter().filter_map(|c| Some((*c as f64, max_ns(m.get(c)?)? as f64 / 1e3))).collect()
     };
     blocks.push(Block::Chart(Chart {
         id: "max".into(),
@@ -141,31 +156,26 @@ fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) ->
         y_markers: Vec::new(),
         caption: "Lower is better. The worst case is the headline number of a latency run.".into(),
     }));
-    let has_hist = |m: &BTreeMap<usize, ThreadView>| {
-        m.values().any(|t| t.histogram.as_ref().is_some_and(|h| !h.buckets.is_empty()))
-    };
+    let has_hist = |m: &Threads<'_>| m.values().any(|t| !t.histogram.buckets.is_empty());
     if has_hist(&b) && has_hist(&a) {
         let x_max = wb.max(wa).max(1);
         let nbins = opts.max_points.clamp(10, 1000);
         let per_cpu = cpus.len() <= 2;
         let mut series = Vec::new();
-        let merged = |m: &BTreeMap<usize, ThreadView>| -> Vec<BucketView> {
-            m.values()
-                .filter_map(|t| t.histogram.as_ref())
-                .flat_map(|h| h.buckets.iter().copied())
-                .collect()
+        let merged = |m: &Threads<'_>| -> Vec<Bucket> {
+            m.values().flat_map(|t| t.histogram.buckets.iter().copied()).collect()
         };
         if per_cpu {
             for c in &cpus {
                 for (side, m, style) in
                     [("before", &b, SeriesStyle::Dashed), ("after", &a, SeriesStyle::Line)]
                 {
-                    if let Some(h) = m.get(c).and_then(|t| t.histogram.as_ref()) {
+                    if let Some(t) = m.get(c).filter(|t| !t.histogram.buckets.is_empty()) {
                         series.push(Series {
                             name: format!("CPU {c} {side}"),
                             style,
                             color: *c,
-                            points: bin_histogram(&h.buckets, x_max, nbins),
+                            points: bin_histogram(&t.histogram.buckets, x_max, nbins),
                         });
                     }
                 }
@@ -200,21 +210,15 @@ fn latency_section(kind: &str, before: &[Doc], after: &[Doc], opts: &Options) ->
             },
         }));
     }
-    Some(Section::new(kind, &format!("{title}: before vs after"), headlines, blocks))
+    Some(Section::new(kind.as_str(), &format!("{title}: before vs after"), headlines, blocks))
 }
 
-/// `loc_per_s` per CPU of the ticks documents on one side.
-fn tick_rates(docs: &[Doc]) -> BTreeMap<u64, f64> {
+/// `loc_per_s` per CPU of the ticks results on one side.
+fn tick_rates(docs: &[Doc]) -> BTreeMap<u32, f64> {
     let mut out = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.kind == "ticks") {
-        let rows = d.value.get("cpus").and_then(serde_json::Value::as_array);
-        for r in rows.into_iter().flatten() {
-            if let (Some(c), Some(hz)) = (
-                r.get("cpu").and_then(serde_json::Value::as_u64),
-                r.get("loc_per_s").and_then(serde_json::Value::as_f64),
-            ) {
-                out.insert(c, hz);
-            }
+    for d in docs {
+        if let Body::Ticks(r) = &d.body {
+            out.extend(r.cpus.iter().map(|c| (c.cpu, c.loc_per_s)));
         }
     }
     out
@@ -222,7 +226,7 @@ fn tick_rates(docs: &[Doc]) -> BTreeMap<u64, f64> {
 
 fn ticks_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
     let (b, a) = (tick_rates(before), tick_rates(after));
-    let cpus: Vec<u64> = b.keys().filter(|c| a.contains_key(c)).copied().collect();
+    let cpus: Vec<u32> = b.keys().filter(|c| a.contains_key(c)).copied().collect();
     if cpus.is_empty() {
         return None;
     }
@@ -259,20 +263,30 @@ fn ticks_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
 }
 
 fn fsync_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
-    let get = |docs: &[Doc]| {
-        docs.iter().find(|d| d.kind == "fsync").and_then(|d| d.view::<FsyncView>().ok())
-    };
-    let (b, a) = (get(before)?, get(after)?);
-    let (lb, la) = (b.lat_ns.clone().unwrap_or_default(), a.lat_ns.clone().unwrap_or_default());
-    let mut headlines = Vec::new();
-    if let (Some(pb), Some(pa)) = (lb.p99, la.p99) {
-        headlines.push(Headline::new(
-            judge_delta(pb, pa),
-            format!("fsync p99: {} → {} ({})", fmt_ns(pb), fmt_ns(pa), fmt_delta_ns(pb, pa)),
-        ));
+    fn get(docs: &[Doc]) -> Option<&results::fsync::FsyncResult> {
+        docs.iter().find_map(|d| match &d.body {
+            Body::Fsync(r) if r.ops > 0 => Some(&**r),
+            _ => None,
+        })
     }
-    let row = |name: &str, x: Option<u64>, y: Option<u64>| {
-        vec![Cell::text(name), Cell::num(fmt_opt_ns(x)), Cell::num(fmt_opt_ns(y)), delta_cell(x, y)]
+    let (b, a) = (get(before)?, get(after)?);
+    let (lb, la) = (b.lat_ns, a.lat_ns);
+    let headlines = vec![Headline::new(
+        judge_delta(lb.p99, la.p99),
+        format!(
+            "fsync p99: {} → {} ({})",
+            fmt_ns(lb.p99),
+            fmt_ns(la.p99),
+            fmt_delta_ns(lb.p99, la.p99)
+        ),
+    )];
+    let row = |name: &str, x: u64, y: u64| {
+        vec![
+            Cell::text(name),
+            Cell::num(fmt_ns(x)),
+            Cell::num(fmt_ns(y)),
+            delta_cell(Some(x), Some(y)),
+        ]
     };
     let rows = vec![
         row("p50", lb.p50, la.p50),
@@ -281,8 +295,8 @@ fn fsync_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
         row("max", lb.max, la.max),
         vec![
             Cell::text("IOPS"),
-            Cell::num(b.iops.map_or("—".into(), |i| format!("{i:.0}"))),
-            Cell::num(a.iops.map_or("—".into(), |i| format!("{i:.0}"))),
+            Cell::num(format!("{:.0}", b.iops)),
+            Cell::num(format!("{:.0}", a.iops)),
             Cell::num("higher is better"),
         ],
     ];
@@ -299,14 +313,15 @@ fn fsync_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
 }
 
 fn verify_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
-    let get = |docs: &[Doc]| {
-        docs.iter().find(|d| d.kind == "verify").and_then(|d| d.view::<VerifyView>().ok())
-    };
+    fn get(docs: &[Doc]) -> Option<&verify::Report> {
+        docs.iter().find_map(|d| match &d.body {
+            Body::Verify(r) => Some(&**r),
+            _ => None,
+        })
+    }
     let (b, a) = (get(before)?, get(after)?);
-    let fails = |v: &VerifyView| {
-        v.checks.iter().filter(|c| Verdict::from_status(&c.status) == Verdict::Fail).count()
-    };
-    let (fb, fa) = (fails(&b), fails(&a));
+    let fails = |v: &verify::Report| v.checks.iter().filter(|c| c.status == Status::Fail).count();
+    let (fb, fa) = (fails(b), fails(a));
     let verdict = if fa == 0 {
         Verdict::Pass
     } else if fa <= fb {
@@ -314,18 +329,21 @@ fn verify_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
     } else {
         Verdict::Fail
     };
-    let before_status: BTreeMap<&str, &str> =
-        b.checks.iter().map(|c| (c.id.as_str(), c.status.as_str())).collect();
+    let before_status: BTreeMap<&str, Status> =
+        b.checks.iter().map(|c| (c.id.as_str(), c.status)).collect();
     let rows: Vec<Vec<Cell>> = a
         .checks
         .iter()
-        .filter(|c| before_status.get(c.id.as_str()) != Some(&c.status.as_str()))
+        .filter(|c| before_status.get(c.id.as_str()) != Some(&c.status))
         .map(|c| {
-            let old = before_status.get(c.id.as_str()).copied().unwrap_or("absent");
+            let old = match before_status.get(c.id.as_str()) {
+                Some(s) => Cell::text(s.as_str()).with_verdict(sections::verify::verdict(*s)),
+                None => Cell::text("absent").with_verdict(Verdict::Info),
+            };
             vec![
                 Cell::text(c.id.clone()),
-                Cell::text(old).with_verdict(Verdict::from_status(old)),
-                Cell::text(c.status.clone()).with_verdict(Verdict::from_status(&c.status)),
+                old,
+                Cell::text(c.status.as_str()).with_verdict(sections::verify::verdict(c.status)),
             ]
         })
         .collect();
@@ -372,7 +390,7 @@ pub fn build(before: &[Doc], after: &[Doc], opts: &Options) -> Report {
     let rb = sections::build(before, opts);
     let ra = sections::build(after, opts);
     let mut out = Vec::new();
-    for kind in ["timer", "noise"] {
+    for kind in [results::Kind::Timer, results::Kind::Noise] {
         out.extend(latency_section(kind, before, after, opts));
     }
     out.extend(ticks_section(before, after));
@@ -385,7 +403,7 @@ pub fn build(before: &[Doc], after: &[Doc], opts: &Options) -> Report {
         }
     }
     let kinds =
-        |d: &[Doc]| d.iter().map(|d| d.kind.clone()).collect::<std::collections::BTreeSet<_>>();
+        |d: &[Doc]| d.iter().map(|d| d.kind.to_string()).collect::<std::collections::BTreeSet<_>>();
     let (kb, ka) = (kinds(before), kinds(after));
     for k in kb.symmetric_difference(&ka) {
         banners.push(Note {

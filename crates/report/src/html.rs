@@ -5,23 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::chart;
+pub use crate::markup::escape;
 use crate::model::{Block, Cell, Grid, Note, Report, Section, Table, Verdict};
-
-/// Escape text for HTML element content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// Escape, keeping line breaks as `<br>`.
 fn escape_lines(s: &str) -> String {
@@ -71,6 +56,17 @@ figcaption{color:var(--muted);font-size:12px;margin-top:4px}
 footer{margin-top:30px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:8px}
 @media print{body{max-width:none;padding:0}nav{display:none}section{break-inside:avoid-page}figure{break-inside:avoid}h2{break-after:avoid}}
 "#;
+
+/// Render the report and write it to `path` atomically (a reader never sees half a page),
+/// creating the directory; returns its size in bytes.
+pub fn write(report: &Report, path: &std::path::Path) -> std::io::Result<usize> {
+    let html = render(report);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    util::fs::write_atomic(path, html.as_bytes(), 0o644)?;
+    Ok(html.len())
+}
 
 /// Render the report as one self-contained HTML document.
 pub fn render(report: &Report) -> String {

@@ -1,40 +1,182 @@
-//! Report input: result files read as generic JSON documents identified by `kind`, plus
-//! tolerant typed views of the kinds the report understands (timer/noise, ticks, fsync,
-//! verify, inspect, plan). Unknown fields are ignored and missing ones default, so each
-//! measurement kind plugs in as a section as soon as its files carry the contract names.
+//! Report input: each file read with its producer's own type. A document's [`Kind`] comes
+//! from its `kind` field (or, for `inspect --json` and `verify --json`, which carry none, from
+//! its shape); its [`Body`] is the producer's type read with serde: `results` for
+//! measurements, `verify::Report`, `host::Host`, `plan::Plan`. A kind this version does not
+//! know keeps its JSON (the report lists its fields); a known kind whose shape does not read
+//! becomes [`Body::Unreadable`] with serde's message, shown in the report, never a panic.
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::Error;
+/// Errors reading report inputs. Every one is about the input files (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    /// A plan file that does not read (the message names the file).
+    #[error(transparent)]
+    Plan(#[from] plan::PlanError),
+}
 
-/// One input document: where it came from, its kind and its JSON.
+impl util::exit::Classify for Error {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        util::exit::ExitCode::Usage
+    }
+}
+
+/// What a document is. Serialized in the report model as the contract's strings.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A measurement result (`timer`, `noise`, `ticks`, `fsync`, `etcd`, `watch`).
+    Result(results::Kind),
+    /// `lowlat verify --json`.
+    Verify,
+    /// `lowlat inspect --json`.
+    Inspect,
+    /// A plan file.
+    Plan,
+    /// A kind this version does not know (`hwlat`), or `unknown` when the document says none.
+    Other(String),
+}
+
+impl Kind {
+    /// The contract name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Kind::Result(k) => k.as_str(),
+            Kind::Verify => "verify",
+            Kind::Inspect => "inspect",
+            Kind::Plan => "plan",
+            Kind::Other(s) => s,
+        }
+    }
+
+    /// The kind named `s`.
+    pub fn named(s: &str) -> Self {
+        match s {
+            "verify" => Kind::Verify,
+            "inspect" => Kind::Inspect,
+            "plan" => Kind::Plan,
+            other => serde_json::from_value(Value::String(other.to_string()))
+                .map(Kind::Result)
+                .unwrap_or_else(|_| Kind::Other(other.to_string())),
+        }
+    }
+
+    /// The kind of a JSON document: its `kind` field, else its shape (`inspect --json` and
+    /// `verify --json` carry no `kind`; a `watch` series is an array of samples).
+    pub fn detect(v: &Value) -> Self {
+        if v.is_array() {
+            return Kind::Result(results::Kind::Watch);
+        }
+        if let Some(k) = v.get("kind").and_then(Value::as_str) {
+            return Kind::named(k);
+        }
+        if v.get("checks").is_some_and(Value::is_array) {
+            Kind::Verify
+        } else if v.get("topology").is_some() && v.get("cpus").is_some() {
+            Kind::Inspect
+        } else if v.get("reserved").is_some() && v.get("isolated").is_some() {
+            Kind::Plan
+        } else {
+            Kind::Other("unknown".to_string())
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A document's content, as its producer's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// `timer` and `noise`.
+    Latency(Box<results::LatencyResult>),
+    Ticks(Box<results::TicksResult>),
+    Fsync(Box<results::fsync::FsyncResult>),
+    Etcd(Box<results::fsync::EtcdResult>),
+    /// `lowlat watch` samples (its JSON lines), oldest first.
+    Watch(Vec<results::fsync::WatchSample>),
+    Verify(Box<verify::Report>),
+    Inspect(Box<host::Host>),
+    Plan(Box<plan::Plan>),
+    /// A kind this version does not know.
+    Other(Box<Generic>),
+    /// A known kind whose shape does not read (serde's message).
+    Unreadable(String),
+}
+
+/// A document of a kind this version does not chart: its top-level fields, and the envelope
+/// fields every result carries (`partial`, `host`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generic {
+    pub fields: serde_json::Map<String, Value>,
+    pub partial: bool,
+    pub host: results::HostContext,
+}
+
+/// One input document: where it came from, its kind and its content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Doc {
     /// File name (or a label given by the caller), shown in the report.
     pub source: String,
-    /// `timer`, `noise`, `ticks`, `fsync`, `verify`, `inspect`, `plan`, … (`unknown` if none).
-    pub kind: String,
-    pub value: Value,
+    pub kind: Kind,
+    pub body: Body,
+}
+
+fn typed<T: DeserializeOwned>(v: Value, wrap: fn(T) -> Body) -> Body {
+    serde_json::from_value(v).map_or_else(|e| Body::Unreadable(e.to_string()), wrap)
 }
 
 impl Doc {
-    /// A document from an in-memory JSON value; the kind comes from the value's `kind`
-    /// field or, failing that, from its shape.
+    /// A document from an in-memory JSON value (an object, or an array of `watch` samples).
     pub fn from_value(source: impl Into<String>, value: Value) -> Self {
-        let kind = detect_kind(&value);
-        Self { source: source.into(), kind, value }
+        use results::Kind as R;
+        let kind = Kind::detect(&value);
+        let body = match &kind {
+            Kind::Result(R::Timer | R::Noise) => typed(value, |r| Body::Latency(Box::new(r))),
+            Kind::Result(R::Ticks) => typed(value, |r| Body::Ticks(Box::new(r))),
+            Kind::Result(R::Fsync) => typed(value, |r| Body::Fsync(Box::new(r))),
+            Kind::Result(R::Etcd) => typed(value, |r| Body::Etcd(Box::new(r))),
+            Kind::Result(R::Watch) => typed(value, Body::Watch),
+            Kind::Verify => typed(value, |r| Body::Verify(Box::new(r))),
+            Kind::Inspect => typed(value, |h| Body::Inspect(Box::new(h))),
+            Kind::Plan => typed(value, |p| Body::Plan(Box::new(p))),
+            Kind::Other(_) => {
+                let host = value
+                    .get("host")
+                    .and_then(|h| serde_json::from_value(h.clone()).ok())
+                    .unwrap_or_default();
+                let partial = value.get("partial").and_then(Value::as_bool).unwrap_or(false);
+                let fields = match value {
+                    Value::Object(o) => o,
+                    _ => serde_json::Map::new(),
+                };
+                Body::Other(Box::new(Generic { fields, partial, host }))
+            }
+        };
+        Self { source: source.into(), kind, body }
     }
 
-    /// Parse JSON text (one object, or JSON lines of `lowlat watch` samples).
+    /// Parse JSON text: one object, or the JSON lines of `lowlat watch` samples.
     pub fn parse(source: &str, text: &str) -> Result<Self, Error> {
         if let Some(samples) = json_lines(text) {
-            let watch =
-                samples.first().and_then(|s| s.get("watch")).cloned().unwrap_or(Value::Null);
-            let value = serde_json::json!({"kind": "watch", "watch": watch, "samples": samples});
-            return Ok(Self { source: source.to_string(), kind: "watch".into(), value });
+            return Ok(Self {
+                source: source.to_string(),
+                kind: Kind::Result(results::Kind::Watch),
+                body: Body::Watch(samples),
+            });
         }
         let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse {
             path: source.to_string(),
@@ -49,18 +191,24 @@ impl Doc {
         Ok(Self::from_value(source, value))
     }
 
-    /// Read and parse a file: a lowlat JSON document, or a cyclictest / oslat output (text
-    /// or `--json`) or fio JSON, converted by the `results` importers.
+    /// Read and parse a file: a lowlat JSON document or plan file, or a cyclictest / oslat
+    /// output (text or `--json`) or fio JSON, converted by the `results` importers.
     pub fn load(path: &Path) -> Result<Self, Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Read { path: path.display().to_string(), source: e })?;
         Self::parse_any(&path.display().to_string(), &text)
     }
 
-    /// Parse a lowlat document or import another tool's output (see [`Doc::load`]).
+    /// Parse a lowlat document or plan file, or import another tool's output (see
+    /// [`Doc::load`]).
     pub fn parse_any(source: &str, text: &str) -> Result<Self, Error> {
-        if let Some(plan) = plan_from_yaml(text) {
-            return Ok(Self::from_value(source, plan));
+        if looks_like_plan(text) {
+            let plan = plan::Plan::from_yaml(text, source)?;
+            return Ok(Self {
+                source: source.to_string(),
+                kind: Kind::Plan,
+                body: Body::Plan(Box::new(plan)),
+            });
         }
         let head = text.trim_start().get(..15).unwrap_or("").to_ascii_lowercase();
         if head.starts_with("<!doctype html") || head.starts_with("<html") {
@@ -70,359 +218,124 @@ impl Doc {
             });
         }
         let native = Self::parse(source, text);
-        if native.as_ref().is_ok_and(|d| d.kind != "unknown") {
+        if native.as_ref().is_ok_and(|d| d.kind != Kind::Other("unknown".into())) {
             return native;
         }
-        match import(text) {
-            Some(Ok(value)) => Ok(Self::from_value(source, value)),
-            Some(Err(message)) => Err(Error::Parse { path: source.to_string(), message }),
-            None => native.and_then(|d| {
-                if d.value.get("jobs").is_some() || d.value.get("thread").is_some() {
+        let imported = import(text).map(|r| {
+            r.map_err(|message| Error::Parse { path: source.to_string(), message })
+                .map(|body| Self::imported(source, body))
+        });
+        match imported {
+            Some(r) => r,
+            None => native.and_then(|d| match &d.body {
+                Body::Other(g)
+                    if g.fields.contains_key("jobs") || g.fields.contains_key("thread") =>
+                {
                     Err(Error::Parse { path: source.to_string(), message: "not understood".into() })
-                } else {
-                    Ok(d)
                 }
+                _ => Ok(d),
             }),
         }
     }
 
-    /// The common envelope fields (all optional).
-    pub fn envelope(&self) -> EnvelopeView {
-        view(&self.value).unwrap_or_default()
+    fn imported(source: &str, body: Body) -> Self {
+        let kind = match &body {
+            Body::Latency(r) => Kind::Result(r.envelope.kind),
+            _ => Kind::Result(results::Kind::Fsync),
+        };
+        Self { source: source.to_string(), kind, body }
     }
 
-    /// A typed view of this document, `Err` with the serde message when the shape is wrong.
-    pub fn view<T: for<'de> Deserialize<'de>>(&self) -> Result<T, Error> {
-        view(&self.value).map_err(|message| Error::Parse { path: self.source.clone(), message })
-    }
-}
-
-/// A lowlat plan file (YAML): its top-level `name`, `reserved`, `isolated`, `offlined` as a
-/// `plan` document (all the report needs: roles in the topology grid, the plan in the header).
-/// `None` unless the text starts like a plan file.
-pub fn plan_from_yaml(text: &str) -> Option<Value> {
-    let first = text.lines().find(|l| !l.trim().is_empty() && !l.starts_with('#'))?;
-    if !first.starts_with("schema_version:") || !text.lines().any(|l| l.starts_with("reserved:")) {
-        return None;
-    }
-    let mut o = serde_json::Map::new();
-    o.insert("kind".into(), "plan".into());
-    for line in text.lines() {
-        for key in ["name", "reserved", "isolated", "offlined"] {
-            if let Some(v) = line.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
-                let v = v.trim().trim_matches(|c| c == '\'' || c == '"');
-                o.insert(key.to_string(), Value::String(v.to_string()));
-            }
+    /// The envelope of a measurement result (`None` for other documents).
+    pub fn envelope(&self) -> Option<&results::Envelope> {
+        match &self.body {
+            Body::Latency(r) => Some(&r.envelope),
+            Body::Ticks(r) => Some(&r.envelope),
+            Body::Fsync(r) => Some(&r.envelope),
+            Body::Etcd(r) => Some(&r.envelope),
+            _ => None,
         }
     }
-    Some(Value::Object(o))
+
+    /// The host summary the document carries (a result's `host`; an unknown kind's too).
+    pub fn host_context(&self) -> Option<&results::HostContext> {
+        match &self.body {
+            Body::Other(g) => Some(&g.host),
+            _ => self.envelope().map(|e| &e.host),
+        }
+    }
+
+    /// Was the run cut short?
+    pub fn partial(&self) -> bool {
+        match &self.body {
+            Body::Other(g) => g.partial,
+            _ => self.envelope().is_some_and(|e| e.partial),
+        }
+    }
+
+    /// The hypervisor, when the document says the host is virtualized.
+    pub fn virtualization(&self) -> Option<&str> {
+        let v = match &self.body {
+            Body::Inspect(h) => h.virtualization.as_deref(),
+            _ => self.host_context().and_then(|h| h.virtualization.as_deref()),
+        };
+        v.filter(|s| !s.is_empty())
+    }
 }
 
-/// `lowlat watch` output: two or more lines, each a JSON object with `t_ns` and `value_ns`.
-fn json_lines(text: &str) -> Option<Vec<Value>> {
+/// A plan file: YAML whose first line (after comments) is its `schema_version`.
+fn looks_like_plan(text: &str) -> bool {
+    text.lines()
+        .map(str::trim_end)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && l != &"---")
+        .is_some_and(|l| l.starts_with("schema_version:"))
+}
+
+/// `lowlat watch` output: two or more lines, each a sample. A crash can leave the last line
+/// cut short: what is whole is kept.
+fn json_lines(text: &str) -> Option<Vec<results::fsync::WatchSample>> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     if lines.len() < 2 || !lines.first()?.trim_start().starts_with('{') {
         return None;
     }
     let mut out = Vec::with_capacity(lines.len());
     for (i, l) in lines.iter().enumerate() {
-        match serde_json::from_str::<Value>(l) {
-            Ok(v) if v.get("t_ns").is_some() && v.get("value_ns").is_some() => out.push(v),
-            // A crash can leave the last line cut short: keep what is whole.
-            Err(_) if i + 1 == lines.len() && !out.is_empty() => break,
-            _ => return None,
+        match serde_json::from_str(l) {
+            Ok(s) => out.push(s),
+            Err(e) if e.is_eof() && i + 1 == lines.len() && !out.is_empty() => break,
+            Err(_) => return None,
         }
     }
     Some(out)
 }
 
-/// Which tool wrote `text`, by content: `Some(Ok(json))` when imported, `Some(Err)` when it
+/// Which tool wrote `text`, by content: `Some(Ok(body))` when imported, `Some(Err)` when it
 /// looks like that tool's output but does not parse, `None` when it looks like none of them.
-fn import(text: &str) -> Option<Result<Value, String>> {
-    let to_value = |r: Result<Value, serde_json::Error>| r.map_err(|e| e.to_string());
-    if text.contains("\"fio version\"") || text.contains("\"jobs\"") {
-        let r = results::import::fio::import(text).map_err(|e| format!("fio JSON: {e}"));
-        return Some(r.and_then(|r| to_value(serde_json::to_value(r))));
-    }
-    let oslat =
-        text.contains("oslat") || text.contains("Counter Freq") || text.contains("\"freq\"");
-    let cyclictest =
-        text.contains("Latencies:") || text.contains("cyclictest") || text.contains("T: 0");
-    if oslat {
-        let r = results::import::oslat::import(text).map_err(|e| format!("oslat output: {e}"));
-        return Some(r.and_then(|r| to_value(serde_json::to_value(r))));
-    }
-    if cyclictest || text.contains("\"thread\"") {
-        let r = results::import::cyclictest::import(text)
-            .map_err(|e| format!("cyclictest output: {e}"));
-        return Some(r.and_then(|r| to_value(serde_json::to_value(r))));
-    }
-    None
+fn import(text: &str) -> Option<Result<Body, String>> {
+    use results::import::{Error, Imported, Tool};
+    let tool = if text.contains("\"fio version\"") || text.contains("\"jobs\"") {
+        Tool::Fio
+    } else if text.contains("oslat") || text.contains("Counter Freq") || text.contains("\"freq\"") {
+        Tool::Oslat
+    } else if text.contains("Latencies:")
+        || text.contains("cyclictest")
+        || text.contains("T: 0")
+        || text.contains("\"thread\"")
+    {
+        Tool::Cyclictest
+    } else {
+        return None;
+    };
+    Some(match results::import::import(tool, text) {
+        Ok(Imported::Latency(r)) => Ok(Body::Latency(r)),
+        Ok(Imported::Fsync(r)) => Ok(Body::Fsync(r)),
+        Err(Error::RtTests(tool, e)) => Err(format!("{tool} output: {e}")),
+        Err(Error::Fio(e)) => Err(format!("fio JSON: {e}")),
+    })
 }
 
-fn view<T: for<'de> Deserialize<'de>>(v: &Value) -> Result<T, String> {
-    T::deserialize(v).map_err(|e| e.to_string())
-}
-
-/// The kind of a document: its `kind` field, else a guess from its shape (`lowlat inspect
-/// --json` and `lowlat verify --json` output carry no `kind`).
-pub fn detect_kind(v: &Value) -> String {
-    if let Some(k) = v.get("kind").and_then(Value::as_str) {
-        return k.to_string();
-    }
-    if v.get("checks").is_some_and(Value::is_array) {
-        return "verify".to_string();
-    }
-    if v.get("topology").is_some() && v.get("cpus").is_some() {
-        return "inspect".to_string();
-    }
-    if v.get("reserved").is_some() && v.get("isolated").is_some() {
-        return "plan".to_string();
-    }
-    "unknown".to_string()
-}
-
-/// Envelope fields every result file carries (DESIGN.md "Machine-readable contract").
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct EnvelopeView {
-    pub schema_version: Option<u32>,
-    pub kind: Option<String>,
-    pub partial: bool,
-    pub tool: Option<String>,
-    pub started_at: Option<String>,
-    pub duration_ns: Option<u64>,
-    pub host: results::HostContext,
-    pub params: Value,
-}
-
-/// A non-empty histogram bucket `[lo_ns, hi_ns)`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct BucketView {
-    pub lo_ns: u64,
-    pub hi_ns: u64,
-    pub count: u64,
-}
-
-/// `histogram {buckets[], overflow}`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct HistogramView {
-    pub buckets: Vec<BucketView>,
-    pub overflow: u64,
-}
-
-/// One measured CPU of a timer or noise result.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ThreadView {
-    pub cpu: Option<usize>,
-    pub count: u64,
-    pub overruns: u64,
-    pub min_ns: Option<u64>,
-    pub avg_ns: Option<u64>,
-    pub max_ns: Option<u64>,
-    pub stddev_ns: Option<u64>,
-    pub p50_ns: Option<u64>,
-    pub p90_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-    pub p999_ns: Option<u64>,
-    pub p9999_ns: Option<u64>,
-    pub histogram: Option<HistogramView>,
-    /// Per-second maxima (ns), oldest first.
-    #[serde(alias = "max_per_second_ns", alias = "per_second_max_ns", alias = "series_max_ns")]
-    pub max_series_ns: Vec<u64>,
-    /// Noise: total noise time (ns) over the run.
-    #[serde(alias = "noise_ns")]
-    pub total_noise_ns: Option<u64>,
-    /// Noise: the largest noise time within one second (ns).
-    pub max_noise_per_s_ns: Option<u64>,
-    /// Noise attribution: counts or times per source (`LOC`, `TIMER`, `ksoftirqd/3`, …).
-    pub attribution: Option<Value>,
-    /// Threshold breaches (timestamps), counted only.
-    pub breaches: Option<Value>,
-    /// Noise: per-second noise time (ns).
-    pub per_second_noise_ns: Vec<u64>,
-    /// Noise: the worst seconds with what the CPU did in them.
-    pub worst_seconds: Vec<WorstSecondView>,
-}
-
-/// One attributed worst second of a noise run.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct WorstSecondView {
-    pub second: u64,
-    pub max_ns: u64,
-    pub noise_ns: u64,
-    /// `[name, count]` pairs.
-    pub interrupts: Vec<(String, u64)>,
-    pub softirqs: Vec<(String, u64)>,
-    pub context_switches: Option<u64>,
-    /// One-line explanation written by the measurement.
-    pub text: String,
-}
-
-/// A timer or noise result (`threads[]`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct LatencyView {
-    pub threads: Vec<ThreadView>,
-    /// Optional series at the top level: `{cpu, max_ns[]}` per CPU.
-    pub series: Vec<SeriesView>,
-    /// Threshold breaches `{cpu, t_ns, value_ns}`.
-    pub breaches: Vec<Value>,
-    /// The load that ran on the housekeeping CPUs (`{kind, cpus, command}`).
-    pub load: Option<Value>,
-    /// Notes the measurement wrote (privileges missing, throttling, …).
-    pub notes: Vec<String>,
-}
-
-/// A per-CPU series kept beside the threads.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct SeriesView {
-    pub cpu: Option<usize>,
-    #[serde(alias = "max_per_second_ns", alias = "values_ns")]
-    pub max_ns: Vec<u64>,
-}
-
-impl LatencyView {
-    /// The per-second max series of a thread: its own, else the top-level one for its CPU.
-    pub fn series_for(&self, t: &ThreadView) -> Vec<u64> {
-        if !t.max_series_ns.is_empty() {
-            return t.max_series_ns.clone();
-        }
-        self.series.iter().find(|s| s.cpu == t.cpu).map(|s| s.max_ns.clone()).unwrap_or_default()
-    }
-}
-
-/// The latency summary inside an fsync result or scenario (`lat_ns {min, avg, …}`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct LatNs {
-    pub min: Option<u64>,
-    pub avg: Option<u64>,
-    pub max: Option<u64>,
-    pub stddev: Option<u64>,
-    pub p50: Option<u64>,
-    pub p90: Option<u64>,
-    pub p99: Option<u64>,
-    pub p999: Option<u64>,
-    pub p9999: Option<u64>,
-}
-
-/// One per-second (or per-window) slice of an fsync run.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct WindowView {
-    /// Window start, seconds since the run began.
-    #[serde(alias = "t_s", alias = "second", alias = "start_s")]
-    pub t: Option<f64>,
-    /// Window start, ns since the run began (lowlat's `windows[]`).
-    pub start_ns: Option<u64>,
-    pub ops: Option<u64>,
-    pub p50_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-    pub max_ns: Option<u64>,
-    pub lat_ns: Option<LatNs>,
-}
-
-impl WindowView {
-    /// Window start in seconds, from either shape.
-    pub fn start_s(&self) -> Option<f64> {
-        self.t.or_else(|| self.start_ns.map(|n| n as f64 / 1e9))
-    }
-    /// The window's p99 (ns), from either shape.
-    pub fn p99(&self) -> Option<u64> {
-        self.p99_ns.or_else(|| self.lat_ns.as_ref().and_then(|l| l.p99))
-    }
-    /// The window's max (ns), from either shape.
-    pub fn max(&self) -> Option<u64> {
-        self.max_ns.or_else(|| self.lat_ns.as_ref().and_then(|l| l.max))
-    }
-}
-
-/// One row of the fsync mitigation matrix.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ScenarioView {
-    #[serde(alias = "scenario", alias = "label")]
-    pub name: Option<String>,
-    pub interference: Option<Value>,
-    pub mitigation: Option<Value>,
-    pub ops: Option<u64>,
-    pub iops: Option<f64>,
-    pub lat_ns: LatNs,
-    pub windows: Vec<WindowView>,
-}
-
-/// An fsync result.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct FsyncView {
-    pub ops: Option<u64>,
-    pub iops: Option<f64>,
-    pub lat_ns: Option<LatNs>,
-    pub windows: Vec<WindowView>,
-    pub scenarios: Vec<ScenarioView>,
-    /// Storage environment (device, scheduler, filesystem, …) as recorded.
-    #[serde(alias = "storage")]
-    pub environment: Option<Value>,
-}
-
-/// One verify check.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct CheckView {
-    pub id: String,
-    pub status: String,
-    pub title: Option<String>,
-    #[serde(alias = "message")]
-    pub summary: Option<String>,
-    pub evidence: Value,
-    pub fix: Option<String>,
-}
-
-/// `verify --json`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct VerifyView {
-    pub checks: Vec<CheckView>,
-    pub summary: Value,
-}
-
-/// One `lowlat watch` sample.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct WatchSampleView {
-    pub time: Option<String>,
-    pub t_ns: u64,
-    pub value_ns: u64,
-    pub burst_max_ns: Option<u64>,
-    pub dstate: Vec<Value>,
-    pub error: Option<String>,
-}
-
-/// A `lowlat watch` series (JSON lines).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct WatchView {
-    pub watch: Option<String>,
-    pub samples: Vec<WatchSampleView>,
-}
-
-/// A plan document (`reserved`, `isolated`, `offlined` as cpu-lists).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct PlanView {
-    pub name: Option<String>,
-    pub reserved: Option<String>,
-    pub isolated: Option<String>,
-    pub offlined: Option<String>,
-}
-
-/// Text of a JSON value for a table cell: strings bare, arrays joined, objects as `k=v`.
+/// Text of a free-form JSON value (a result's `params`, an unknown kind's fields) for a
+/// table cell: strings bare, arrays joined, objects as `k=v`.
 pub fn value_text(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
@@ -444,33 +357,40 @@ mod tests {
 
     #[test]
     fn kind_comes_from_the_field_or_the_shape() {
-        assert_eq!(detect_kind(&serde_json::json!({"kind": "timer"})), "timer");
-        assert_eq!(detect_kind(&serde_json::json!({"checks": []})), "verify");
-        assert_eq!(detect_kind(&serde_json::json!({"topology": {}, "cpus": {}})), "inspect");
-        assert_eq!(detect_kind(&serde_json::json!({"x": 1})), "unknown");
+        let k = |v| Kind::detect(&v);
+        assert_eq!(k(serde_json::json!({"kind": "timer"})), Kind::Result(results::Kind::Timer));
+        assert_eq!(k(serde_json::json!({"checks": []})), Kind::Verify);
+        assert_eq!(k(serde_json::json!({"topology": {}, "cpus": {}})), Kind::Inspect);
+        assert_eq!(k(serde_json::json!({"kind": "hwlat"})), Kind::Other("hwlat".into()));
+        assert_eq!(k(serde_json::json!({"x": 1})).as_str(), "unknown");
     }
 
     #[test]
-    fn plan_yaml_becomes_a_plan_document() {
-        let d = Doc::parse_any(
-            "plan.yaml",
-            "schema_version: 1\nname: lowlat\nreserved: '0'\nisolated: 1-3\noptions:\n  name: x\n",
-        )
-        .unwrap();
-        assert_eq!(d.kind, "plan");
-        assert_eq!(d.value["reserved"], "0");
-        assert_eq!(d.value["isolated"], "1-3");
-        assert_eq!(d.value["name"], "lowlat");
-        assert!(plan_from_yaml("name: x\nreserved: 1\n").is_none());
+    fn a_plan_file_reads_with_the_plan_crate() {
+        let text = "# a comment\nschema_version: 1\nname: lowlat\n";
+        assert!(looks_like_plan(text));
+        assert!(!looks_like_plan("name: x\nschema_version: 1\n"));
+        let e = Doc::parse_any("plan.yaml", text).unwrap_err().to_string();
+        assert!(e.contains("plan.yaml: invalid plan"), "{e}");
     }
 
     #[test]
     fn watch_json_lines_become_one_document() {
-        let text = "{\"t_ns\":0,\"value_ns\":1000,\"watch\":\"storage\"}\n{\"t_ns\":1000000000,\"value_ns\":2000}\n{\"t_ns\":2";
-        let d = Doc::parse("w.jsonl", text).unwrap();
-        assert_eq!(d.kind, "watch");
-        let v: WatchView = d.view().unwrap();
-        assert_eq!((v.samples.len(), v.watch.as_deref()), (2, Some("storage")));
+        let line = |t: u64, v: u64| {
+            serde_json::to_string(&results::fsync::WatchSample {
+                time: "2026-01-01T00:00:00Z".into(),
+                t_ns: t,
+                watch: "storage".into(),
+                value_ns: v,
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let text = format!("{}\n{}\n{{\"t_ns\":2", line(0, 1000), line(1_000_000_000, 2000));
+        let d = Doc::parse("w.jsonl", &text).unwrap();
+        assert_eq!(d.kind, Kind::Result(results::Kind::Watch));
+        let Body::Watch(s) = &d.body else { panic!("{:?}", d.body) };
+        assert_eq!((s.len(), s[0].watch.as_str()), (2, "storage"));
         assert!(Doc::parse("x", "{\"a\":1}\n{\"b\":2}").is_err());
     }
 
@@ -483,22 +403,22 @@ mod tests {
     }
 
     #[test]
-    fn views_tolerate_extra_and_missing_fields() {
-        let d = Doc::parse(
-            "t.json",
-            r#"{"kind":"timer","future_field":3,"threads":[{"cpu":1,"max_ns":5000,"new":true}]}"#,
-        )
-        .unwrap();
-        let v: LatencyView = d.view().unwrap();
-        assert_eq!(v.threads[0].max_ns, Some(5000));
-        assert_eq!(v.threads[0].count, 0);
-        assert!(d.envelope().host.kernel.is_none());
+    fn a_known_kind_of_the_wrong_shape_is_unreadable_not_a_panic() {
+        let d = Doc::parse("t.json", r#"{"kind":"timer","threads":"nope"}"#).unwrap();
+        assert!(matches!(&d.body, Body::Unreadable(e) if !e.is_empty()), "{:?}", d.body);
+        assert_eq!(d.kind, Kind::Result(results::Kind::Timer));
     }
 
     #[test]
-    fn wrong_types_are_reported_not_panicked() {
-        let d = Doc::parse("t.json", r#"{"kind":"timer","threads":"nope"}"#).unwrap();
-        let e = d.view::<LatencyView>().unwrap_err().to_string();
-        assert!(e.contains("t.json"), "{e}");
+    fn an_unknown_kind_keeps_its_fields_and_envelope() {
+        let d = Doc::parse(
+            "h.json",
+            r#"{"kind":"hwlat","partial":true,"host":{"virtualization":"kvm"},"gaps":[1]}"#,
+        )
+        .unwrap();
+        assert!(d.partial());
+        assert_eq!(d.virtualization(), Some("kvm"));
+        let Body::Other(g) = &d.body else { panic!() };
+        assert!(g.fields.contains_key("gaps"));
     }
 }

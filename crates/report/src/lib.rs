@@ -1,15 +1,16 @@
 //! Terminal views and the self-contained HTML report.
 //!
-//! Flow: result files → [`input::Doc`] (generic JSON identified by `kind`) → section
-//! plug-ins ([`sections::build`]) → the report model ([`model::Report`]) → HTML
-//! ([`html::render`], charts via [`chart`]) and a terminal summary ([`summary::render`]).
-//! [`compare`] builds a before/after report from two sets of documents.
+//! Flow: result files → [`input::Doc`] (each read with its producer's type: `results`,
+//! `verify`, `host`, `plan`) → section plug-ins ([`sections::build`]) → the report model
+//! ([`model::Report`]) → HTML ([`html::render`], charts via [`chart`]) and a terminal summary
+//! ([`summary::render`]). [`compare`] builds a before/after report from two sets of documents.
 
 pub mod chart;
 pub mod compare;
 pub mod html;
 pub mod input;
 pub mod inspect_view;
+mod markup;
 pub mod model;
 pub mod sections;
 pub mod summary;
@@ -17,24 +18,11 @@ pub mod term;
 
 use std::path::Path;
 
-pub use input::Doc;
+pub use input::{Body, Doc, Error, Kind};
 pub use model::{Report, Verdict};
 pub use sections::Options;
 
-/// Errors reading report inputs.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: {message}")]
-    Parse { path: String, message: String },
-}
-
-/// Load result files (each must be a JSON object; the kind is detected).
+/// Load result files (each must be a lowlat document or a tool output the importers read).
 pub fn load_all(paths: &[impl AsRef<Path>]) -> Result<Vec<Doc>, Error> {
     paths.iter().map(|p| Doc::load(p.as_ref())).collect()
 }

@@ -39,17 +39,6 @@ impl Verdict {
             Verdict::Fail => "fail",
         }
     }
-
-    /// Parse a verify status (`pass`, `fail`, `warn`, `expected-residue`, `pending-reboot`, …).
-    pub fn from_status(s: &str) -> Self {
-        match s.to_ascii_lowercase().as_str() {
-            "pass" | "ok" => Verdict::Pass,
-            "fail" | "error" => Verdict::Fail,
-            "warn" | "warning" | "pending-reboot" => Verdict::Warn,
-            "skip" | "skipped" | "unknown" => Verdict::Skipped,
-            _ => Verdict::Info,
-        }
-    }
 }
 
 /// The whole report.
@@ -297,7 +286,7 @@ pub fn fmt_count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -337,7 +326,5 @@ mod tests {
     fn verdicts_order_worst_last() {
         assert!(Verdict::Fail > Verdict::Warn && Verdict::Warn > Verdict::Skipped);
         assert!(Verdict::Skipped > Verdict::Pass && Verdict::Pass > Verdict::Info);
-        assert_eq!(Verdict::from_status("pending-reboot"), Verdict::Warn);
-        assert_eq!(Verdict::from_status("expected-residue"), Verdict::Info);
     }
 }

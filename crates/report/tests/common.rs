@@ -24,6 +24,17 @@ pub fn docs(names: &[&str]) -> Vec<Doc> {
         .collect()
 }
 
+/// A fixture as the JSON a caller would hand to `Doc::from_value` (JSON lines: an array).
+pub fn value(name: &str) -> Value {
+    let text = std::fs::read_to_string(fixture(name)).expect("fixture reads");
+    if name.ends_with(".jsonl") {
+        let lines: Vec<Value> =
+            text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+        return Value::Array(lines);
+    }
+    serde_json::from_str(&text).expect("fixture is JSON")
+}
+
 /// Options with a fixed generator so golden files do not change with the version.
 pub fn opts() -> Options {
     Options { generator: "lowlat (test)".into(), ..Options::default() }

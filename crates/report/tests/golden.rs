@@ -110,8 +110,9 @@ fn every_chart_has_axes_units_and_named_series() {
 
 #[test]
 fn virtualized_results_are_labelled_loudly() {
-    let mut d = docs(&["timer.json"]);
-    d[0].value["host"]["virtualization"] = serde_json::json!("kvm");
+    let mut v = common::value("timer.json");
+    v["host"]["virtualization"] = serde_json::json!("kvm");
+    let d = [report::Doc::from_value("timer.json", v)];
     let r = report::build(&d, &opts());
     assert!(r
         .banners
@@ -139,4 +140,16 @@ fn html_is_self_contained() {
         assert!(!html.contains(bad), "found {bad}");
     }
     assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
+}
+
+#[test]
+fn a_plan_file_sets_the_roles_and_the_header() {
+    let r = report::build(&docs(&["inspect.json", "plan.yaml"]), &opts());
+    let plan = r.context.iter().find(|(k, _)| k == "Plan").map(|(_, v)| v.as_str());
+    assert_eq!(plan, Some("lowlat: housekeeping 0,4,8,12, isolated 1-3,5-7,9-11,13-15"));
+    let grid = r.sections[0].blocks.iter().find_map(|b| match b {
+        Block::Grid(g) => Some(g),
+        _ => None,
+    });
+    assert!(grid.expect("topology grid").caption.contains("Roles from the plan"));
 }

@@ -72,18 +72,18 @@ fn mutated_inputs_never_panic() {
         "watch-storage.jsonl",
         "ht-on.json",
     ];
-    let base = common::docs(&names);
+    let base: Vec<(&str, Value)> = names.iter().map(|n| (*n, common::value(n))).collect();
     let mut r = Lcg(7);
     for round in 0..400 {
         let mut docs = base.clone();
         for _ in 0..3 {
             let i = r.below(docs.len());
-            if let Some(d) = docs.get_mut(i) {
-                mutate(&mut d.value, &mut r, 0);
+            if let Some((_, v)) = docs.get_mut(i) {
+                mutate(v, &mut r, 0);
             }
         }
         let docs: Vec<report::Doc> =
-            docs.into_iter().map(|d| report::Doc::from_value(d.source, d.value)).collect();
+            docs.into_iter().map(|(n, v)| report::Doc::from_value(n, v)).collect();
         let model = report::build(&docs, &common::opts());
         let html = report::html::render(&model);
         assert!(html.contains("</html>"), "round {round}");

@@ -8,8 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use report::input::LatencyView;
-use report::Doc;
+use report::{Body, Doc};
 
 fn results_fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../results/tests/fixtures").join(name)
@@ -27,20 +26,19 @@ fn cyclictest_and_oslat_outputs_load_as_report_inputs() {
         let path = results_fixture(file);
         let text = std::fs::read_to_string(&path).expect("fixture");
         let doc = Doc::load(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_eq!(doc.kind, kind, "{file}");
+        assert_eq!(doc.kind.as_str(), kind, "{file}");
         let imported = if kind == "timer" {
             results::import::cyclictest::import(&text).expect("imports")
         } else {
             results::import::oslat::import(&text).expect("imports")
         };
-        let view: LatencyView = doc.view().expect("view");
+        let Body::Latency(view) = &doc.body else { panic!("{file}: {:?}", doc.body) };
         assert_eq!(view.threads.len(), imported.threads.len(), "{file}");
         for (v, t) in view.threads.iter().zip(&imported.threads) {
-            assert_eq!(v.max_ns, Some(t.stats.max_ns), "{file}");
-            assert_eq!(v.count, t.stats.count, "{file}");
-            assert_eq!(v.p99_ns, Some(t.stats.p99_ns), "{file}");
-            let buckets: u64 =
-                v.histogram.as_ref().map_or(0, |h| h.buckets.iter().map(|b| b.count).sum());
+            assert_eq!(v.stats.max_ns, t.stats.max_ns, "{file}");
+            assert_eq!(v.stats.count, t.stats.count, "{file}");
+            assert_eq!(v.stats.p99_ns, t.stats.p99_ns, "{file}");
+            let buckets: u64 = v.histogram.buckets.iter().map(|b| b.count).sum();
             assert_eq!(buckets, t.histogram.buckets.iter().map(|b| b.count).sum::<u64>(), "{file}");
         }
         let r = report::build(&[doc], &common::opts());
@@ -73,11 +71,12 @@ fn a_lowlat_result_round_trips_through_the_report_model() {
         notes: vec!["a note".into()],
     };
     let doc = Doc::from_value("t.json", serde_json::to_value(&r).expect("json"));
-    let v: LatencyView = doc.view().expect("view");
-    assert_eq!(v.threads[0].max_ns, Some(9_000_000));
-    assert_eq!(v.threads[0].p50_ns, Some(h.summary().p50_ns));
-    assert_eq!(v.series_for(&v.threads[0]), vec![40_000, 9_000_000]);
+    let Body::Latency(v) = &doc.body else { panic!("{:?}", doc.body) };
+    assert_eq!(v.threads[0].stats.max_ns, 9_000_000);
+    assert_eq!(v.threads[0].stats.p50_ns, h.summary().p50_ns);
+    assert_eq!(v.threads[0].per_second_max_ns, vec![40_000, 9_000_000]);
     assert_eq!(v.notes, ["a note"]);
+    assert_eq!(**v, r, "the whole result reads back as written");
 }
 
 #[test]
@@ -96,10 +95,10 @@ fn fio_json_loads_as_an_fsync_section_with_the_importers_numbers() {
     let text = std::fs::read_to_string(&path).expect("fixture");
     let imported = results::import::fio::import(&text).expect("imports");
     let doc = Doc::load(&path).expect("loads");
-    assert_eq!(doc.kind, "fsync");
-    let v: report::input::FsyncView = doc.view().expect("view");
-    assert_eq!(v.ops, Some(imported.ops));
-    assert_eq!(v.lat_ns.as_ref().and_then(|l| l.p99), Some(imported.lat_ns.p99));
+    assert_eq!(doc.kind.as_str(), "fsync");
+    let Body::Fsync(v) = &doc.body else { panic!("{:?}", doc.body) };
+    assert_eq!(v.ops, imported.ops);
+    assert_eq!(v.lat_ns.p99, imported.lat_ns.p99);
     let r = report::build(&[doc], &common::opts());
     let line = &r.sections.iter().find(|s| s.id == "fsync").expect("section").headlines[0].text;
     assert!(

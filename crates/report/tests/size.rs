@@ -1,6 +1,8 @@
 //! Size budget: a report for 16 CPUs × 24 h of timer and noise results (per-second series of
 //! 86 400 points, thousands of histogram buckets per CPU) stays under 2 MB.
 
+#![allow(clippy::expect_used)]
+
 mod common;
 
 use report::Doc;
@@ -12,9 +14,10 @@ fn lcg(seed: &mut u64) -> u64 {
     *seed >> 33
 }
 
-fn day_result(kind: &str) -> Value {
+/// A day of one kind, written with the `results` types as `lowlat measure` writes it.
+fn day_result(kind: results::Kind) -> Value {
     let mut seed = 42;
-    let threads: Vec<Value> = (0..16)
+    let threads: Vec<results::ThreadResult> = (0..16)
         .map(|cpu| {
             // Log-linear buckets: 100 ns steps to 409.6 µs, then coarser, ~4000 non-empty.
             let mut buckets = Vec::new();
@@ -22,30 +25,61 @@ fn day_result(kind: &str) -> Value {
             while lo < 2_000_000 {
                 let w = if lo < 409_600 { 100 } else { lo >> 11 << 1 };
                 let count = 1 + (86_400_000u64 >> ((lo / 2_000).min(40))) + lcg(&mut seed) % 3;
-                buckets.push(json!({"lo_ns": lo, "hi_ns": lo + w, "count": count}));
+                buckets.push(results::Bucket { lo_ns: lo, hi_ns: lo + w, count });
                 lo += w;
             }
             let series: Vec<u64> = (0..86_400).map(|_| 3_000 + lcg(&mut seed) % 40_000).collect();
-            json!({"cpu": cpu, "count": 86_400_000u64, "overruns": 0, "min_ns": 1_000, "avg_ns": 2_500,
-                   "max_ns": 1_999_000, "stddev_ns": 900, "p50_ns": 2_400, "p90_ns": 3_100, "p99_ns": 9_000,
-                   "p999_ns": 30_000, "p9999_ns": 90_000,
-                   "histogram": {"buckets": buckets, "overflow": 0}, "max_series_ns": series,
-                   "total_noise_ns": 1_000_000, "attribution": {"LOC": 86_400, "TIMER": 100}})
+            results::ThreadResult {
+                cpu: Some(cpu),
+                stats: results::Summary {
+                    count: 86_400_000,
+                    min_ns: 1_000,
+                    avg_ns: 2_500,
+                    max_ns: 1_999_000,
+                    stddev_ns: 900,
+                    p50_ns: 2_400,
+                    p90_ns: 3_100,
+                    p99_ns: 9_000,
+                    p999_ns: 30_000,
+                    p9999_ns: 90_000,
+                },
+                histogram: results::HistogramData { buckets, ..Default::default() },
+                per_second_max_ns: series,
+                total_noise_ns: Some(1_000_000),
+                ..Default::default()
+            }
         })
         .collect();
-    json!({"schema_version": 1, "kind": kind, "partial": false, "tool": "lowlat test",
-           "duration_ns": 86_400_000_000_000u64, "host": {"kernel": "6.1", "online": "0-15", "isolated": "2-15"},
-           "params": {}, "threads": threads})
+    let mut envelope = results::Envelope::new(kind, "lowlat test");
+    envelope.duration_ns = 86_400_000_000_000;
+    envelope.host = results::HostContext {
+        kernel: Some("6.1".into()),
+        online: Some("0-15".into()),
+        isolated: Some("2-15".into()),
+        ..Default::default()
+    };
+    envelope.params = json!({});
+    let r = results::LatencyResult {
+        envelope,
+        realtime: true,
+        threads,
+        breaches: Vec::new(),
+        load: None,
+        notes: Vec::new(),
+    };
+    serde_json::to_value(r).expect("result serializes")
 }
 
 #[test]
 fn sixteen_cpus_for_a_day_stays_under_two_megabytes() {
+    let (timer, noise) = (day_result(results::Kind::Timer), day_result(results::Kind::Noise));
+    let fsync = common::value("fsync.json");
+    let input_bytes: usize = [&timer, &noise, &fsync].iter().map(|v| v.to_string().len()).sum();
     let docs = vec![
-        Doc::from_value("timer-24h.json", day_result("timer")),
-        Doc::from_value("noise-24h.json", day_result("noise")),
-        Doc::load(&common::fixture("fsync.json")).expect("fixture"),
+        Doc::from_value("timer-24h.json", timer),
+        Doc::from_value("noise-24h.json", noise),
+        Doc::from_value("fsync.json", fsync),
     ];
-    let input_bytes: usize = docs.iter().map(|d| d.value.to_string().len()).sum();
     let started = std::time::Instant::now();
     let html = report::html::render(&report::build(&docs, &common::opts()));
     let took = started.elapsed();

@@ -213,13 +213,14 @@ impl Histogram {
         n
     }
 
-    /// The value at quantile `q` (0..=1): the upper bound of the bucket holding the rank,
-    /// clamped to the exact min and max. Overflowed values rank above every bucket.
+    /// The value at quantile `q` (0..=1): the upper bound of the bucket holding the
+    /// nearest rank ([`util::stats::rank`]), clamped to the exact min and max. Overflowed
+    /// values rank above every bucket.
     pub fn quantile(&self, q: f64) -> Option<u64> {
         if self.count == 0 {
             return None;
         }
-        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        let rank = util::stats::rank(q, self.count);
         let mut seen = 0;
         for (i, c) in self.counts.iter().enumerate() {
             seen += c;

@@ -152,7 +152,7 @@ pub fn summary_from_buckets(
         if count == 0 {
             return 0;
         }
-        let rank = ((p * count as f64).ceil() as u64).max(1);
+        let rank = util::stats::rank(p, count);
         let mut seen = 0;
         for b in buckets {
             seen += b.count;

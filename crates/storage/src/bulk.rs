@@ -48,6 +48,18 @@ impl BulkMode {
     }
 }
 
+impl std::str::FromStr for BulkMode {
+    type Err = crate::error::StorageError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| {
+            crate::error::StorageError::Input(format!(
+                "{s}: expected fsync-per-file, syncfs-at-end, no-sync or trickle"
+            ))
+        })
+    }
+}
+
 /// Bulk writer parameters.
 #[derive(Clone)]
 pub struct BulkConfig {
@@ -255,6 +267,8 @@ mod tests {
             assert_eq!(BulkMode::parse(m.name()), Some(m));
         }
         assert_eq!(BulkMode::parse("fsync"), None);
+        let e = "ostree".parse::<BulkMode>().unwrap_err();
+        assert!(e.is_input() && e.to_string().contains("expected fsync-per-file"), "{e}");
     }
 
     #[test]

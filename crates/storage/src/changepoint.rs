@@ -29,18 +29,11 @@ pub struct Change {
     pub ratio: f64,
 }
 
+/// The level of a segment: its median by the percentile rule (`util::stats`).
 fn median(v: &[f64]) -> f64 {
     let mut s: Vec<f64> = v.to_vec();
     s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
+    util::stats::quantile_sorted(&s, 0.5).unwrap_or(0.0)
 }
 
 /// The best single change point of `values` (positive latencies), if it is a cliff.

@@ -1,52 +1,48 @@
-//! The storage environment of a directory: which block device backs it, that device's queue
-//! settings (scheduler, `wbt_lat_usec`, write cache, rotational), the filesystem and mount
-//! options (from `/proc/self/mountinfo`), `vm.dirty_*` and the cgroup version. Parsers are
-//! pure and tested on captured text; missing files become `None`.
+//! The storage environment of a directory: which block device backs it (`/sys/dev/block`), the
+//! filesystem and mount options (`/proc/self/mountinfo`), and from the host model that device's
+//! queue settings (scheduler, `wbt_lat_usec`, write cache, rotational), `vm.dirty_*` and the
+//! cgroup version. Kernel files are read through [`host::Root`]; parsers are pure and tested
+//! on captured text; what cannot be read stays `None`.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use results::fsync::StorageEnv;
 
-/// Where the kernel files are read from (`/` live; a directory in tests).
-#[derive(Debug, Clone)]
-pub struct SysRoot(pub PathBuf);
-
-impl Default for SysRoot {
-    fn default() -> Self {
-        Self(PathBuf::from("/"))
-    }
+/// The host a storage run works on: kernel files are read through [`host::Root`]; the knobs a
+/// mitigation changes (I/O scheduler, cgroup) are written under a base directory — `/` on the
+/// live host, the tree itself for a directory root (tests).
+#[derive(Debug)]
+pub struct SysRoot {
+    root: host::Root,
+    base: PathBuf,
 }
 
 impl SysRoot {
-    fn path(&self, p: &str) -> PathBuf {
-        self.0.join(p.trim_start_matches('/'))
+    /// The live host.
+    pub fn live() -> Self {
+        Self { root: host::Root::live(), base: PathBuf::from("/") }
     }
 
-    fn read(&self, p: &str) -> Option<String> {
-        std::fs::read_to_string(self.path(p)).ok().map(|s| s.trim_end().to_string())
+    /// A directory holding `proc/` and `sys/` (a fake host in tests), read and written there.
+    pub fn dir(path: &Path) -> Result<Self, host::OpenError> {
+        Ok(Self { root: host::Root::open(path)?, base: path.to_path_buf() })
+    }
+
+    /// Where kernel files are read.
+    pub fn root(&self) -> &host::Root {
+        &self.root
+    }
+
+    /// The on-disk path of a root-relative knob (`sys/block/vda/queue/scheduler`), to write.
+    pub fn knob(&self, rel: &str) -> PathBuf {
+        self.base.join(rel.trim_start_matches('/'))
     }
 }
 
 /// `major:minor` of a device number.
 pub fn devno(dev: u64) -> (u32, u32) {
     (libc::major(dev), libc::minor(dev))
-}
-
-/// Parse `none [mq-deadline] kyber bfq` → (active, available).
-pub fn parse_scheduler(s: &str) -> (Option<String>, Vec<String>) {
-    let mut active = None;
-    let mut all = Vec::new();
-    for w in s.split_whitespace() {
-        if let Some(inner) = w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
-            active = Some(inner.to_string());
-            all.push(inner.to_string());
-        } else {
-            all.push(w.to_string());
-        }
-    }
-    (active, all)
 }
 
 /// One line of `/proc/self/mountinfo`.
@@ -120,71 +116,53 @@ pub fn mount_for<'a>(
     best(&|m| m.devno == dev).or_else(|| best(&|_| true))
 }
 
-/// Cgroup version from what exists: `v2` (unified at the root), `hybrid` (v1 controllers with
-/// a v2 tree at `unified/`), `v1`, or `None`.
-pub fn cgroup_version(root: &SysRoot) -> Option<String> {
-    if root.path("sys/fs/cgroup/cgroup.controllers").exists() {
-        Some("v2".into())
-    } else if root.path("sys/fs/cgroup/unified/cgroup.controllers").exists() {
-        Some("hybrid".into())
-    } else if root.path("sys/fs/cgroup/blkio").exists() || root.path("sys/fs/cgroup/cpu").exists() {
-        Some("v1".into())
+/// The block device (whole disk) behind a device number: `(name, major:minor)`, through
+/// `sys/dev/block/MAJ:MIN` (a partition's disk is its parent directory).
+pub fn disk_for(root: &host::Root, dev: (u32, u32)) -> Option<(String, (u32, u32))> {
+    let real = root.resolve_links(&format!("sys/dev/block/{}:{}", dev.0, dev.1)).ok()?.path;
+    let disk = if root.kind(&format!("{real}/partition")).is_some() {
+        real.rsplit_once('/')?.0.to_string()
     } else {
-        None
-    }
-}
-
-/// `vm.dirty_*` sysctls that exist.
-pub fn dirty_sysctls(root: &SysRoot) -> BTreeMap<String, u64> {
-    [
-        "dirty_ratio",
-        "dirty_background_ratio",
-        "dirty_bytes",
-        "dirty_background_bytes",
-        "dirty_expire_centisecs",
-        "dirty_writeback_centisecs",
-    ]
-    .into_iter()
-    .filter_map(|k| Some((k.to_string(), root.read(&format!("proc/sys/vm/{k}"))?.parse().ok()?)))
-    .collect()
-}
-
-/// The block device (whole disk) behind a device number: `(name, major:minor)`.
-pub fn disk_for(root: &SysRoot, dev: (u32, u32)) -> Option<(String, (u32, u32))> {
-    let link = root.path(&format!("sys/dev/block/{}:{}", dev.0, dev.1));
-    let real = std::fs::canonicalize(&link).ok()?;
-    let disk = if real.join("partition").exists() { real.parent()?.to_path_buf() } else { real };
-    let name = disk.file_name()?.to_str()?.to_string();
-    let dev_txt = std::fs::read_to_string(disk.join("dev")).ok()?;
-    let (a, b) = dev_txt.trim().split_once(':')?;
+        real
+    };
+    let name = disk.rsplit('/').next()?.to_string();
+    let dev_txt = root.read_trimmed(&format!("{disk}/dev")).ok()?;
+    let (a, b) = dev_txt.split_once(':')?;
     Some((name, (a.parse().ok()?, b.parse().ok()?)))
 }
 
-/// Queue settings of a disk.
-pub fn fill_queue(root: &SysRoot, disk: &str, env: &mut StorageEnv) {
-    let q = |f: &str| root.read(&format!("sys/block/{disk}/queue/{f}"));
-    if let Some(s) = q("scheduler") {
-        let (active, all) = parse_scheduler(&s);
-        env.scheduler = active;
-        env.schedulers_available = all;
+/// Fill what the host model knows: the device's queue settings, `vm.dirty_*`, the cgroup
+/// version.
+pub fn from_host_model(env: &mut StorageEnv, h: &host::Host) {
+    if let Some(b) =
+        env.device.as_deref().and_then(|d| h.block_devices.iter().find(|b| b.name == d))
+    {
+        env.scheduler = b.scheduler.clone();
+        env.schedulers_available = b.schedulers_available.clone();
+        env.wbt_lat_usec = b.wbt_lat_usec.as_deref().and_then(|w| w.trim().parse().ok());
+        env.write_cache = b.write_cache.clone();
+        env.rotational = b.rotational;
     }
-    env.wbt_lat_usec = q("wbt_lat_usec").and_then(|s| s.parse().ok());
-    env.write_cache = q("write_cache");
-    env.rotational = q("rotational").map(|s| s == "1");
+    env.dirty = h
+        .sysctls
+        .values
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("vm.dirty_")?, v.trim().parse().ok()?)))
+        .map(|(k, v)| (format!("dirty_{k}"), v))
+        .collect();
+    env.cgroup_version = h.cgroup.version.clone();
 }
 
-/// Read the environment of `dir` (which must exist).
-pub fn read_env(root: &SysRoot, dir: &Path) -> StorageEnv {
+/// Read the environment of `dir` (which must exist) on the host `h` read from `root`.
+pub fn read_env(root: &host::Root, h: &host::Host, dir: &Path) -> StorageEnv {
     let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut env = StorageEnv { dir: canon.display().to_string(), ..Default::default() };
-    let dev = std::fs::metadata(&canon).ok().map(|m| devno(m.dev()));
-    if let Some(dev) = dev {
+    if let Some(dev) = std::fs::metadata(&canon).ok().map(|m| devno(m.dev())) {
         if let Some((name, d)) = disk_for(root, dev) {
             env.devno = Some(format!("{}:{}", d.0, d.1));
-            fill_queue(root, &name, &mut env);
             env.device = Some(name);
         }
-        if let Some(text) = root.read("proc/self/mountinfo") {
+        if let Ok(text) = root.read_string("proc/self/mountinfo") {
             let mounts = parse_mountinfo(&text);
             if let Some(m) = mount_for(&mounts, &canon, dev) {
                 env.fs_type = Some(m.fs_type.clone());
@@ -194,8 +172,7 @@ pub fn read_env(root: &SysRoot, dir: &Path) -> StorageEnv {
             }
         }
     }
-    env.dirty = dirty_sysctls(root);
-    env.cgroup_version = cgroup_version(root);
+    from_host_model(&mut env, h);
     env.free_bytes = crate::sys::statvfs(&canon).ok().map(|s| s.free_bytes);
     env
 }
@@ -211,15 +188,6 @@ mod tests {
 31 22 254:0 /srv/a\\040b /mnt/with\\040space rw,noatime - ext4 /dev/vda rw
 garbage line without separator
 40 22 x:y / /bad rw - ext4 /dev/x rw";
-
-    #[test]
-    fn scheduler_active_and_available() {
-        let (a, all) = parse_scheduler("none [mq-deadline] kyber bfq\n");
-        assert_eq!(a.as_deref(), Some("mq-deadline"));
-        assert_eq!(all, ["none", "mq-deadline", "kyber", "bfq"]);
-        assert_eq!(parse_scheduler("none").0, None);
-        assert_eq!(parse_scheduler("[none]").0.as_deref(), Some("none"));
-    }
 
     #[test]
     fn mountinfo_parses_and_skips_malformed() {
@@ -245,30 +213,65 @@ garbage line without separator
         assert!(mount_for(&[], Path::new("/"), (0, 0)).is_none());
     }
 
-    #[test]
-    fn cgroup_and_dirty_from_a_fake_root() {
+    /// A fake sysfs: `sys/dev/block/254:1` → a partition of `vdz` (254:0).
+    fn fake_sysfs() -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
-        let root = SysRoot(d.path().to_path_buf());
-        assert_eq!(cgroup_version(&root), None);
-        std::fs::create_dir_all(d.path().join("sys/fs/cgroup/blkio")).unwrap();
-        assert_eq!(cgroup_version(&root).as_deref(), Some("v1"));
-        std::fs::create_dir_all(d.path().join("sys/fs/cgroup/unified")).unwrap();
-        std::fs::write(d.path().join("sys/fs/cgroup/unified/cgroup.controllers"), "").unwrap();
-        assert_eq!(cgroup_version(&root).as_deref(), Some("hybrid"));
-        std::fs::write(d.path().join("sys/fs/cgroup/cgroup.controllers"), "io").unwrap();
-        assert_eq!(cgroup_version(&root).as_deref(), Some("v2"));
-        std::fs::create_dir_all(d.path().join("proc/sys/vm")).unwrap();
-        std::fs::write(d.path().join("proc/sys/vm/dirty_ratio"), "20\n").unwrap();
-        std::fs::write(d.path().join("proc/sys/vm/dirty_bytes"), "junk\n").unwrap();
-        let dirty = dirty_sysctls(&root);
-        assert_eq!(dirty.get("dirty_ratio"), Some(&20));
-        assert_eq!(dirty.len(), 1);
+        let disk = d.path().join("sys/devices/virtual/block/vdz");
+        std::fs::create_dir_all(disk.join("vdz1")).unwrap();
+        std::fs::write(disk.join("dev"), "254:0\n").unwrap();
+        std::fs::write(disk.join("vdz1/dev"), "254:1\n").unwrap();
+        std::fs::write(disk.join("vdz1/partition"), "1\n").unwrap();
+        std::fs::create_dir_all(d.path().join("sys/dev/block")).unwrap();
+        for (link, target) in [
+            ("254:0", "../../devices/virtual/block/vdz"),
+            ("254:1", "../../devices/virtual/block/vdz/vdz1"),
+        ] {
+            std::os::unix::fs::symlink(target, d.path().join("sys/dev/block").join(link)).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn a_partition_maps_to_its_whole_disk() {
+        let d = fake_sysfs();
+        let root = host::Root::open(d.path()).unwrap();
+        assert_eq!(disk_for(&root, (254, 1)), Some(("vdz".into(), (254, 0))));
+        assert_eq!(disk_for(&root, (254, 0)), Some(("vdz".into(), (254, 0))));
+        assert_eq!(disk_for(&root, (8, 0)), None);
+    }
+
+    #[test]
+    fn the_host_model_gives_queue_dirty_and_cgroup() {
+        let mut h = host::Host::default();
+        h.block_devices.push(host::model::BlockDevice {
+            name: "vdz".into(),
+            scheduler: Some("bfq".into()),
+            schedulers_available: vec!["none".into(), "bfq".into()],
+            wbt_lat_usec: Some("75000".into()),
+            write_cache: Some("write back".into()),
+            rotational: Some(true),
+            ..Default::default()
+        });
+        h.cgroup.version = Some("v2".into());
+        h.sysctls.values.insert("vm.dirty_ratio".into(), "20".into());
+        h.sysctls.values.insert("vm.dirty_bytes".into(), "junk".into());
+        h.sysctls.values.insert("vm.swappiness".into(), "60".into());
+        let mut env = StorageEnv { device: Some("vdz".into()), ..Default::default() };
+        from_host_model(&mut env, &h);
+        assert_eq!(env.scheduler.as_deref(), Some("bfq"));
+        assert_eq!(env.schedulers_available.len(), 2);
+        assert_eq!(env.wbt_lat_usec, Some(75000));
+        assert_eq!(env.write_cache.as_deref(), Some("write back"));
+        assert_eq!(env.rotational, Some(true));
+        assert_eq!(env.cgroup_version.as_deref(), Some("v2"));
+        assert_eq!(env.dirty.into_iter().collect::<Vec<_>>(), [("dirty_ratio".into(), 20)]);
     }
 
     #[test]
     fn live_env_of_tempdir_is_read_without_panicking() {
         let d = tempfile::tempdir().unwrap();
-        let env = read_env(&SysRoot::default(), d.path());
+        let root = host::Root::live();
+        let env = read_env(&root, &host::Host::default(), d.path());
         assert!(env.fs_type.is_some(), "{env:?}");
         assert!(env.free_bytes.is_some());
     }

@@ -1,22 +1,38 @@
-//! Errors of the storage crate. Input errors (checked before anything is written) are kept
-//! apart from runtime I/O errors so the binary can map them to exit codes 2 and 3.
+//! Errors of the storage crate, each with the exit code it means (`util::exit::Classify`):
+//! input errors (found before anything is written, or an endpoint that is not etcd) are usage
+//! errors (2); failed syscalls, scrapes and writes are runtime errors (3).
 
 use std::path::PathBuf;
 
-/// Why a storage measurement could not run.
+use util::exit::{Classify, ExitCode};
+
+/// Why a storage measurement or watcher could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     /// Bad input, found before any write: the message says what to change.
     #[error("{0}")]
     Input(String),
     /// A syscall failed during the run.
-    #[error("{what} {}: {source}", path.display())]
+    #[error("{what} {}", path.display())]
     Io {
         what: &'static str,
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+    /// The metrics endpoint could not be scraped.
+    #[error("scrape {url} (is etcd running there? its client URL serves /metrics)")]
+    Scrape {
+        url: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The endpoint answered, but without etcd's WAL fsync histogram.
+    #[error("{url}: no {metric} in the response: not an etcd metrics endpoint?")]
+    NotEtcd { url: String, metric: &'static str },
+    /// The live view (terminal lines) could not be written, e.g. a closed pipe.
+    #[error("writing the live view")]
+    View(#[source] std::io::Error),
 }
 
 impl StorageError {
@@ -27,6 +43,32 @@ impl StorageError {
 
     /// Whether this is an input error (exit 2) rather than a runtime one (exit 3).
     pub fn is_input(&self) -> bool {
-        matches!(self, Self::Input(_))
+        self.exit_code() == ExitCode::Usage
+    }
+}
+
+impl Classify for StorageError {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::Input(_) | Self::NotEtcd { .. } => ExitCode::Usage,
+            Self::Io { .. } | Self::Scrape { .. } | Self::View(_) => ExitCode::Runtime,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        assert_eq!(StorageError::Input("x".into()).exit_code(), ExitCode::Usage);
+        let e = StorageError::NotEtcd { url: "u".into(), metric: "m" };
+        assert!(e.is_input());
+        let e = StorageError::io("write", "/x", std::io::Error::other("disk on fire"));
+        assert_eq!(e.exit_code(), ExitCode::Runtime);
+        assert_eq!(e.to_string(), "write /x", "the cause is the source, not repeated");
+        let e = StorageError::View(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(!e.is_input());
     }
 }

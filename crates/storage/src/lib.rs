@@ -1,19 +1,38 @@
 //! fsync latency probe (etcd's WAL pattern), a bulk writer imitating an OS update, the
 //! mitigations compared against it, `lowlat measure etcd`'s metrics scrape, and the storage
-//! watcher with change-point detection. Library only: typed configs, no CLI.
+//! watchers with change-point detection. Library only: typed configs, no CLI; kernel files
+//! are read through `host::Root`; the live view is written to a `std::io::Write` the caller
+//! picks.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`fsync`] | `measure fsync` in one call: request → environment → scenarios → result |
+//! | [`etcd`] | `measure etcd`: scrape loop, Prometheus histograms, minimal HTTP client |
+//! | [`watch`] | `watch storage` / `watch cmd`: samples, recorder, cliff, textfile |
+//! | [`scenario`], [`probe`], [`bulk`], [`mitigation`] | one scenario: probe × bulk writer × mitigations |
+//! | [`env`] | the storage environment of a directory |
+//! | [`restore`] | host writes and their undo (also from a second Ctrl-C) |
+//! | [`text`] | the terminal view |
 
 pub mod bulk;
+pub mod changepoint;
 pub mod env;
 pub mod error;
+pub mod etcd;
+pub mod fsync;
 pub mod mitigation;
+mod pace;
 pub mod probe;
 pub mod restore;
 pub mod scenario;
 pub mod sys;
-
-pub use error::StorageError;
-pub mod changepoint;
-pub mod etcd;
 pub mod text;
 pub mod units;
 pub mod watch;
+
+pub use bulk::BulkMode;
+pub use env::SysRoot;
+pub use error::StorageError;
+pub use fsync::{ChoiceError, FsyncRequest, Scenarios};
+pub use mitigation::MitigationSet;
+pub use sys::SyncMode;

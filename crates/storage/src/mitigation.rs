@@ -29,6 +29,8 @@ pub enum Mitigation {
 }
 
 const SCHEDULERS: [&str; 4] = ["none", "mq-deadline", "bfq", "kyber"];
+const BLKIO: &str = "sys/fs/cgroup/blkio";
+const BLKIO_WRITE_BPS: &str = "sys/fs/cgroup/blkio/blkio.throttle.write_bps_device";
 
 fn mbps(s: &str, what: &str) -> Result<f64, StorageError> {
     let v: f64 = s.trim_end_matches("MB/s").trim_end_matches("mb").parse().map_err(|_| {
@@ -101,6 +103,12 @@ impl MitigationSet {
             .then(|| self.0.iter().map(Mitigation::name).collect::<Vec<_>>().join("+"))
     }
 
+    /// Does it act on the bulk writer only (nothing to do without one)? A scheduler switch
+    /// also changes the probe's own device.
+    pub fn needs_bulk_writer(&self) -> bool {
+        !self.0.is_empty() && self.scheduler().is_none()
+    }
+
     fn scheduler(&self) -> Option<&str> {
         self.0.iter().find_map(|m| match m {
             Mitigation::Scheduler(s) => Some(s.as_str()),
@@ -117,7 +125,7 @@ impl MitigationSet {
 
     /// Check everything that can be checked without writing: the scheduler exists for the
     /// device, a throttle has a cgroup hierarchy to use and a device number.
-    pub fn precheck(&self, env: &StorageEnv, root: &SysRoot) -> Result<(), StorageError> {
+    pub fn precheck(&self, env: &StorageEnv, sys: &SysRoot) -> Result<(), StorageError> {
         if let Some(s) = self.scheduler() {
             let dev = env.device.as_deref().ok_or_else(|| {
                 StorageError::Input(format!(
@@ -131,7 +139,7 @@ impl MitigationSet {
                     env.schedulers_available.join(" ")
                 )));
             }
-            crate::sys::writable(&root.0.join(format!("sys/block/{dev}/queue/scheduler"))).map_err(|e| {
+            crate::sys::writable(&sys.knob(&format!("sys/block/{dev}/queue/scheduler"))).map_err(|e| {
                 StorageError::Input(format!("scheduler={s}: cannot write /sys/block/{dev}/queue/scheduler ({e}); run as root"))
             })?;
         }
@@ -142,13 +150,12 @@ impl MitigationSet {
                     env.dir
                 )));
             }
-            let v1 = root.0.join("sys/fs/cgroup/blkio/blkio.throttle.write_bps_device");
-            if !v1.exists() {
+            if sys.root().kind(BLKIO_WRITE_BPS).is_none() {
                 return Err(StorageError::Input(
                     "throttle: needs the cgroup v1 blkio controller (/sys/fs/cgroup/blkio); on a pure cgroup v2 host io.max applies per process and this build runs the bulk writer as threads — use rate=MB/s instead".into(),
                 ));
             }
-            crate::sys::writable(&root.0.join("sys/fs/cgroup/blkio")).map_err(|e| {
+            crate::sys::writable(&sys.knob(BLKIO)).map_err(|e| {
                 StorageError::Input(format!("throttle: cannot create a cgroup under /sys/fs/cgroup/blkio ({e}); run as root"))
             })?;
         }
@@ -160,10 +167,10 @@ impl MitigationSet {
     pub fn apply(
         &self,
         env: &StorageEnv,
-        root: &SysRoot,
+        sys: &SysRoot,
         bulk: &mut BulkConfig,
     ) -> Result<Applied, StorageError> {
-        self.precheck(env, root)?;
+        self.precheck(env, sys)?;
         let mut applied = Applied::default();
         for m in &self.0 {
             match m {
@@ -181,11 +188,13 @@ impl MitigationSet {
                 }
                 Mitigation::Scheduler(s) => {
                     let dev = env.device.clone().unwrap_or_default();
-                    let path = root.0.join(format!("sys/block/{dev}/queue/scheduler"));
-                    let now = std::fs::read_to_string(&path)
-                        .map_err(|e| StorageError::io("read", &path, e))?;
-                    let (old, _) = crate::env::parse_scheduler(&now);
-                    let old = old.unwrap_or_else(|| "none".into());
+                    let rel = format!("sys/block/{dev}/queue/scheduler");
+                    let path = sys.knob(&rel);
+                    let now = sys
+                        .root()
+                        .read_string(&rel)
+                        .map_err(|e| StorageError::io("read", &path, std::io::Error::other(e)))?;
+                    let old = host::parse::bracketed(&now).unwrap_or_else(|| "none".into());
                     let g = SysfsGuard::write(&path, &old, s)
                         .map_err(|e| StorageError::io("write scheduler to", &path, e))?;
                     applied.notes.push(format!("scheduler {dev}: {old} -> {s} for the run"));
@@ -194,8 +203,8 @@ impl MitigationSet {
                 }
                 Mitigation::Throttle(v) => {
                     static N: AtomicUsize = AtomicUsize::new(0);
-                    let cg: PathBuf = root.0.join(format!(
-                        "sys/fs/cgroup/blkio/lowlat-bulk-{}-{}",
+                    let cg: PathBuf = sys.knob(&format!(
+                        "{BLKIO}/lowlat-bulk-{}-{}",
                         std::process::id(),
                         N.fetch_add(1, Ordering::Relaxed)
                     ));
@@ -220,8 +229,16 @@ impl MitigationSet {
     }
 }
 
+impl std::str::FromStr for MitigationSet {
+    type Err = StorageError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
 fn join_cgroup(tasks: &Path) -> std::io::Result<()> {
-    std::fs::write(tasks, crate::sys::gettid().to_string())
+    std::fs::write(tasks, util::sched::gettid().to_string())
 }
 
 /// What a mitigation set changed on the host; dropping it undoes the changes.
@@ -299,7 +316,8 @@ mod tests {
 
     #[test]
     fn precheck_refuses_a_scheduler_the_device_lacks() {
-        let root = SysRoot(PathBuf::from("/nonexistent-root"));
+        let d = tempfile::tempdir().unwrap();
+        let root = SysRoot::dir(d.path()).unwrap();
         let e = MitigationSet::parse("scheduler=bfq")
             .unwrap()
             .precheck(&env(&["none", "mq-deadline"]), &root)
@@ -315,7 +333,7 @@ mod tests {
         let q = d.path().join("sys/block/vdz/queue");
         std::fs::create_dir_all(&q).unwrap();
         std::fs::write(q.join("scheduler"), "none [mq-deadline] kyber bfq\n").unwrap();
-        let root = SysRoot(d.path().to_path_buf());
+        let root = SysRoot::dir(d.path()).unwrap();
         let set = MitigationSet::parse("scheduler=bfq+ionice-idle+rate=10+outstanding=1").unwrap();
         let mut bulk = BulkConfig {
             dir: d.path().into(),

@@ -99,13 +99,7 @@ impl Probe {
     fn close_window(&mut self, start_ns: u64, ops: u64, max_ns: u64, truncated: bool) {
         let s = &mut self.window_samples;
         s.sort_unstable();
-        let q = |q: f64| -> u64 {
-            if s.is_empty() {
-                return 0;
-            }
-            let rank = ((q * s.len() as f64).ceil() as usize).clamp(1, s.len());
-            s.get(rank - 1).copied().unwrap_or(0)
-        };
+        let q = |q: f64| util::stats::quantile_sorted(s, q).unwrap_or(0);
         let w = Window { start_ns, ops, p50_ns: q(0.5), p99_ns: q(0.99), max_ns, truncated };
         if self.windows.len() < self.windows.capacity() {
             self.windows.push(w);

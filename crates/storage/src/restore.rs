@@ -2,16 +2,15 @@
 //! records the old value first ([`SysfsGuard`]); the undo runs on drop (normal exit, error,
 //! first Ctrl-C) and, for a second Ctrl-C that exits at once, from the signal handler itself
 //! through a fixed table of pre-formatted `(path, old value)` entries written with
-//! async-signal-safe `open`/`write`/`rmdir` only.
+//! async-signal-safe `open`/`write`/`rmdir` only. The table's undo is registered with
+//! `util::signal::on_second_signal` the first time anything is put in it (the signal handlers
+//! themselves are `util::signal::install`'s).
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-
-/// Set by the first SIGINT/SIGTERM: measurements stop and write partial results.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Once;
 
 /// What the signal handler undoes on a second Ctrl-C.
 #[derive(Debug)]
@@ -24,6 +23,10 @@ const SLOTS: usize = 16;
 static TABLE: [AtomicPtr<Undo>; SLOTS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; SLOTS];
 
 fn register(u: Undo) -> Option<usize> {
+    static HOOKED: Once = Once::new();
+    HOOKED.call_once(|| {
+        util::signal::on_second_signal(undo_all_from_signal);
+    });
     let p = Box::into_raw(Box::new(u));
     for (i, slot) in TABLE.iter().enumerate() {
         if slot
@@ -73,30 +76,6 @@ pub fn undo_all_from_signal() {
                 // SAFETY: rmdir is async-signal-safe; `path` is NUL-terminated.
                 unsafe { libc::rmdir(path.as_ptr()) };
             }
-        }
-    }
-}
-
-extern "C" fn on_signal(_sig: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-    if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-        undo_all_from_signal();
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(130) };
-    }
-}
-
-/// Install the SIGINT/SIGTERM handler: first signal sets [`INTERRUPTED`], second undoes the
-/// registered host writes and exits 130.
-pub fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with a plain handler and an empty mask is valid; the
-        // handler only touches atomics and async-signal-safe calls.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
 }

@@ -16,7 +16,7 @@ use crate::probe::{Probe, ProbeConfig, Stop};
 use crate::restore::Scratch;
 use crate::sys::{self, SyncMode};
 
-/// Everything `lowlat measure fsync` needs (the binary maps its flags onto this).
+/// Everything the probe and the bulk writer need ([`crate::fsync::FsyncRequest::config`]).
 #[derive(Debug, Clone)]
 pub struct FsyncConfig {
     pub dir: PathBuf,
@@ -81,42 +81,47 @@ pub fn validate(
     root: &SysRoot,
 ) -> Result<(), StorageError> {
     let d = &cfg.dir;
-    let md = std::fs::metadata(d).map_err(|e| {
-        StorageError::Input(format!(
-            "--dir {}: {e}; create it or pick an existing directory",
-            d.display()
-        ))
-    })?;
+    let input = |m: String| StorageError::Input(format!("the directory {}: {m}", d.display()));
+    let md = std::fs::metadata(d)
+        .map_err(|e| input(format!("{e}; create it or pick an existing directory")))?;
     if !md.is_dir() {
-        return Err(StorageError::Input(format!("--dir {}: not a directory", d.display())));
+        return Err(input("not a directory".into()));
     }
-    let st = sys::statvfs(d)
-        .map_err(|e| StorageError::Input(format!("--dir {}: statvfs failed: {e}", d.display())))?;
+    let st = sys::statvfs(d).map_err(|e| input(format!("statvfs failed: {e}")))?;
     if st.read_only {
-        return Err(StorageError::Input(format!(
-            "--dir {}: the filesystem is mounted read-only",
-            d.display()
-        )));
+        return Err(input("the filesystem is mounted read-only".into()));
     }
-    sys::writable(d)
-        .map_err(|e| StorageError::Input(format!("--dir {}: not writable ({e})", d.display())))?;
+    sys::writable(d).map_err(|e| input(format!("not writable ({e})")))?;
     if cfg.bs == 0 || cfg.bs > 64 << 20 {
-        return Err(StorageError::Input(format!("--bs {}: must be 1 byte .. 64 MiB", cfg.bs)));
+        return Err(StorageError::Input(format!(
+            "a block size of {} bytes: must be 1 byte .. 64 MiB",
+            cfg.bs
+        )));
     }
     if let Stop::Bytes(b) = cfg.stop {
         if b < cfg.bs as u64 {
             return Err(StorageError::Input(format!(
-                "--size {b}: smaller than one block (--bs {})",
+                "a size of {b} bytes: smaller than one block of {}",
                 cfg.bs
             )));
         }
     }
+    if cfg.rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+        return Err(StorageError::Input(
+            "the probe's rate: expected a positive number of IOPS".into(),
+        ));
+    }
+    if !(1..=256).contains(&cfg.outstanding) {
+        return Err(StorageError::Input(format!(
+            "{} bulk-writer files in flight: expected 1..=256",
+            cfg.outstanding
+        )));
+    }
     let bulk = if specs.iter().any(|s| s.interference.is_some()) { cfg.bulk_bytes } else { 0 };
     let need = cfg.file_size + bulk + (64 << 20);
     if need > st.free_bytes {
-        return Err(StorageError::Input(format!(
-            "--dir {}: needs {} MiB (probe file {} MiB + bulk {} MiB + 64 MiB margin) but only {} MiB are free; lower --size/--bulk-size or pick another directory",
-            d.display(),
+        return Err(input(format!(
+            "needs {} MiB (probe file {} MiB + bulk {} MiB + 64 MiB margin) but only {} MiB are free; write less or pick another directory",
             need >> 20,
             cfg.file_size >> 20,
             bulk >> 20,
@@ -125,32 +130,18 @@ pub fn validate(
     }
     for s in specs {
         s.mitigation.precheck(env, root)?;
-        if s.interference.is_none() && !s.mitigation.0.is_empty() {
-            let host_side = s
-                .mitigation
-                .0
-                .iter()
-                .any(|m| matches!(m, crate::mitigation::Mitigation::Scheduler(_)));
-            if !host_side {
-                return Err(StorageError::Input(format!(
-                    "--mitigation {}: applies to the bulk writer; add --interference",
-                    s.mitigation.name().unwrap_or_default()
-                )));
-            }
+        if s.interference.is_none() && s.mitigation.needs_bulk_writer() {
+            return Err(StorageError::Input(format!(
+                "mitigation {}: applies to the bulk writer; add an interference",
+                s.mitigation.name().unwrap_or_default()
+            )));
         }
     }
     Ok(())
 }
 
 fn interruptible_sleep(d: Duration, stop: &AtomicBool) {
-    let end = Instant::now() + d;
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        std::thread::sleep((end - now).min(Duration::from_millis(50)));
-    }
+    crate::pace::sleep_until(Instant::now() + d, Duration::from_millis(50), stop);
 }
 
 /// Run one scenario. `stop` (Ctrl-C) ends it early; the result then covers what ran.
@@ -263,14 +254,15 @@ pub fn run_scenario(
     })
 }
 
-/// Run scenarios in order, calling `each` after every one; stops early on `stop`.
+/// Run scenarios in order, calling `each` after every one (its error ends the run); stops
+/// early on `stop`.
 pub fn run_all(
     cfg: &FsyncConfig,
     specs: &[ScenarioSpec],
     env: &StorageEnv,
     root: &SysRoot,
     stop: &AtomicBool,
-    each: &mut dyn FnMut(&Scenario),
+    each: &mut dyn FnMut(&Scenario) -> Result<(), StorageError>,
 ) -> Result<Vec<Scenario>, StorageError> {
     validate(cfg, specs, env, root)?;
     let mut out = Vec::new();
@@ -285,7 +277,7 @@ pub fn run_all(
             interruptible_sleep(cfg.settle, stop);
         }
         let s = run_scenario(cfg, spec, env, root, stop)?;
-        each(&s);
+        each(&s)?;
         out.push(s);
     }
     Ok(out)
@@ -336,7 +328,7 @@ mod tests {
     fn validation_refuses_bad_dirs_and_space_before_writing() {
         let d = tempfile::tempdir().unwrap();
         let env = StorageEnv::default();
-        let root = SysRoot::default();
+        let root = SysRoot::live();
         let mut c = cfg(&d.path().join("missing"));
         let e = validate(&c, &[ScenarioSpec::default()], &env, &root).unwrap_err();
         assert!(e.is_input() && e.to_string().contains("missing"), "{e}");
@@ -350,7 +342,13 @@ mod tests {
             mitigation: MitigationSet::parse("ionice-idle").unwrap(),
         };
         let e = validate(&c, &[spec], &env, &root).unwrap_err();
-        assert!(e.to_string().contains("add --interference"), "{e}");
+        assert!(e.to_string().contains("add an interference"), "{e}");
+        c.rate = Some(0.0);
+        let e = validate(&c, &[ScenarioSpec::default()], &env, &root).unwrap_err();
+        assert!(e.to_string().contains("IOPS"), "{e}");
+        (c.rate, c.outstanding) = (None, 0);
+        let e = validate(&c, &[ScenarioSpec::default()], &env, &root).unwrap_err();
+        assert!(e.to_string().contains("1..=256"), "{e}");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "nothing written");
     }
 
@@ -358,7 +356,8 @@ mod tests {
     fn scenario_with_interference_reports_bulk_and_cleans_up() {
         let d = tempfile::tempdir().unwrap();
         let c = cfg(d.path());
-        let env = crate::env::read_env(&SysRoot::default(), d.path());
+        let root = SysRoot::live();
+        let env = crate::env::read_env(root.root(), &host::Host::default(), d.path());
         let spec = ScenarioSpec {
             interference: Some(BulkMode::SyncfsAtEnd),
             mitigation: MitigationSet::parse("ionice-idle").unwrap(),
@@ -367,9 +366,9 @@ mod tests {
             &c,
             &[ScenarioSpec::default(), spec],
             &env,
-            &SysRoot::default(),
+            &root,
             &AtomicBool::new(false),
-            &mut |_| {},
+            &mut |_| Ok(()),
         )
         .unwrap();
         assert_eq!(s.len(), 2);
@@ -394,7 +393,7 @@ mod tests {
             &c,
             &ScenarioSpec::default(),
             &StorageEnv::default(),
-            &SysRoot::default(),
+            &SysRoot::live(),
             &AtomicBool::new(false),
         );
         assert!(r.is_err());

@@ -1,9 +1,11 @@
-//! Terminal text of fsync results: one scenario in full, the matrix comparison table, the
-//! storage environment line.
+//! The terminal view of storage results: one fsync scenario in full, the matrix comparison
+//! table, the storage environment line, `measure etcd`'s series and summary, and the
+//! watchers' live lines.
 
 use std::fmt::Write;
+use std::time::{Duration, SystemTime};
 
-use results::fsync::{Scenario, StorageEnv};
+use results::fsync::{EtcdResult, EtcdWindow, Scenario, StorageEnv, WatchSample};
 
 use crate::units::fmt_ns;
 
@@ -66,7 +68,7 @@ pub fn scenario_text(s: &Scenario, bs: usize, sync: &str, window_ns: u64) -> Str
     let _ = writeln!(
         o,
         "worst {} window: p99 {} (t={:.0}s)  max {} (t={:.0}s)   [{} windows]",
-        crate::units::fmt_ns(window_ns).replace(".00 ", " "),
+        fmt_ns(window_ns).replace(".00 ", " "),
         fmt_ns(s.worst_window_p99_ns),
         at(&|w| w.p99_ns),
         fmt_ns(s.worst_window_max_ns),
@@ -150,10 +152,92 @@ pub fn matrix_table(scenarios: &[Scenario]) -> String {
     o
 }
 
+/// `measure etcd`'s first lines: what is scraped, and the series' column heads.
+pub fn etcd_header(endpoint: &str, duration: Duration, interval: Duration) -> String {
+    format!(
+        "lowlat measure etcd: {endpoint} for {duration:?}, every {interval:?}\n{:>8}  {:>9}  {:>12}  {:>9}  {:>12}\n",
+        "t", "wal n", "wal p99", "commit n", "commit p99"
+    )
+}
+
+/// One interval of `measure etcd`'s series, `t` after the start.
+pub fn etcd_window(t: Duration, w: &EtcdWindow) -> String {
+    format!(
+        "{:>7.0}s  {:>9}  {:>12}  {:>9}  {:>12}",
+        t.as_secs_f64(),
+        w.wal_fsync_count,
+        fmt_ns(w.wal_fsync_p99_ns),
+        w.backend_commit_count,
+        fmt_ns(w.backend_commit_p99_ns)
+    )
+}
+
+/// `measure etcd`'s summary: each histogram over the window, the verdicts, the caveat.
+pub fn etcd_summary(r: &EtcdResult) -> String {
+    let mut o = String::from("\n");
+    for h in std::iter::once(&r.wal_fsync).chain(r.backend_commit.as_ref()) {
+        let _ = writeln!(
+            o,
+            "{}: {} in window, mean {}, p50 {}, p90 {}, p99 {}, p99.9 {}",
+            h.metric,
+            h.count,
+            fmt_ns(h.mean_ns),
+            fmt_ns(h.p50_ns),
+            fmt_ns(h.p90_ns),
+            fmt_ns(h.p99_ns),
+            fmt_ns(h.p999_ns)
+        );
+    }
+    for v in &r.verdicts {
+        let verdict = if v.pass { "PASS" } else { "FAIL" };
+        let _ = writeln!(o, "verdict: {} p99 < {} ms: {verdict}", v.name, v.limit_ns / 1_000_000);
+    }
+    let _ = writeln!(o, "caveat: {}", r.caveat);
+    if r.wal_fsync.count == 0 {
+        o += "note: etcd did no WAL fsync in the window (no writes?): nothing to judge\n";
+    }
+    o
+}
+
+/// `watch storage`'s live line for a sample taken at `at`.
+pub fn watch_storage_line(at: SystemTime, s: &WatchSample) -> String {
+    let dline = s
+        .dstate
+        .iter()
+        .take(3)
+        .map(|d| {
+            let wchan = d.wchan.as_deref().unwrap_or("?");
+            format!("{}[{}] {wchan} {:.0}s", d.comm, d.tid, d.seen_ns as f64 / 1e9)
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{} sync-write {:>9}  fsync p50 {:>8} max {:>8}  D {:>2}{}  psi-io {}{}",
+        util::time::hms(at),
+        fmt_ns(s.value_ns),
+        s.burst_p50_ns.map_or("-".into(), fmt_ns),
+        s.burst_max_ns.map_or("-".into(), fmt_ns),
+        s.dstate.len(),
+        if dline.is_empty() { String::new() } else { format!(" ({dline})") },
+        s.psi_some_avg10.map_or("-".into(), |v| format!("{v:.1}%")),
+        s.error.as_deref().map_or(String::new(), |e| format!("  [{e}]"))
+    )
+}
+
+/// `watch cmd`'s live line for sample number `n` (from 1), taken at `at`.
+pub fn watch_cmd_line(at: SystemTime, n: u64, s: &WatchSample) -> String {
+    format!(
+        "{} #{n:<5} {:>9}  exit {}",
+        util::time::hms(at),
+        fmt_ns(s.value_ns),
+        s.exit_code.map_or("signal".into(), |c| c.to_string())
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use results::fsync::{verdicts, BulkRun, LatNs};
+    use results::fsync::{verdicts, BulkRun, DState, EtcdHistogram, LatNs, Verdict};
 
     fn sc(name: &str, p99: u64) -> Scenario {
         Scenario {
@@ -196,5 +280,66 @@ mod tests {
         ] {
             assert!(t.contains(needle), "{needle} in\n{t}");
         }
+    }
+
+    #[test]
+    fn etcd_lines() {
+        let h = etcd_header("http://e:2379", Duration::from_secs(1), Duration::from_millis(500));
+        assert!(h.starts_with("lowlat measure etcd: http://e:2379 for 1s, every 500ms\n"), "{h}");
+        assert!(h.lines().nth(1).unwrap().trim_start().starts_with("t      wal n"), "{h}");
+        let w = EtcdWindow {
+            wal_fsync_count: 105,
+            wal_fsync_p99_ns: 114_560_000,
+            ..Default::default()
+        };
+        assert_eq!(
+            etcd_window(Duration::from_secs(1), &w),
+            "      1s        105     114.56 ms          0          0 µs"
+        );
+        let mut r = EtcdResult {
+            envelope: results::Envelope::new(results::Kind::Etcd, "t"),
+            endpoint: String::new(),
+            wal_fsync: EtcdHistogram { metric: "wal".into(), count: 3, ..Default::default() },
+            backend_commit: None,
+            windows: Vec::new(),
+            verdicts: vec![Verdict {
+                name: "etcd wal_fsync".into(),
+                limit_ns: 10_000_000,
+                value_ns: 0,
+                pass: true,
+            }],
+            caveat: "c".into(),
+        };
+        let t = etcd_summary(&r);
+        assert!(t.starts_with("\nwal: 3 in window, mean 0 µs"), "{t}");
+        assert!(t.contains("verdict: etcd wal_fsync p99 < 10 ms: PASS\ncaveat: c\n"), "{t}");
+        r.wal_fsync.count = 0;
+        assert!(etcd_summary(&r).ends_with("nothing to judge\n"));
+    }
+
+    #[test]
+    fn watch_lines() {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(3600 + 62);
+        let mut s = WatchSample {
+            value_ns: 3_920_000,
+            burst_p50_ns: Some(3_990_000),
+            ..Default::default()
+        };
+        s.psi_some_avg10 = Some(5.5);
+        s.dstate.push(DState {
+            pid: 1,
+            tid: 7,
+            comm: "kworker".into(),
+            wchan: None,
+            seen_ns: 2_000_000_000,
+        });
+        assert_eq!(
+            watch_storage_line(at, &s),
+            "01:01:02 sync-write   3.92 ms  fsync p50  3.99 ms max        -  D  1 (kworker[7] ? 2s)  psi-io 5.5%"
+        );
+        s.exit_code = Some(0);
+        assert_eq!(watch_cmd_line(at, 1, &s), "01:01:02 #1       3.92 ms  exit 0");
+        s.exit_code = None;
+        assert!(watch_cmd_line(at, 2, &s).ends_with("exit signal"));
     }
 }

@@ -327,7 +327,7 @@ fn per_cpu_file(
 fn idle(host: &Host, cpus: &CpuSet, max_us: u64, reason: &str, out: &mut Changes) {
     for cpu in cpus.iter() {
         let power = host.power.cpus.iter().find(|p| p.cpu == cpu);
-        let has_qos = power.map_or(true, |p| p.pm_qos_resume_latency_us.is_some());
+        let has_qos = power.is_none_or(|p| p.pm_qos_resume_latency_us.is_some());
         if has_qos {
             // "n/a" means 0 µs (poll only); "0" would mean no constraint.
             let value = if max_us == 0 { "n/a".to_string() } else { max_us.to_string() };

@@ -42,6 +42,18 @@ impl Policy {
     }
 }
 
+impl std::str::FromStr for Policy {
+    type Err = String;
+
+    /// The inverse of [`Policy::as_str`] (and of the serialized form).
+    fn from_str(s: &str) -> Result<Self, String> {
+        [Policy::Fifo, Policy::Rr, Policy::Other]
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| format!("{s:?} is not a scheduling policy (fifo, rr or other)"))
+    }
+}
+
 /// The largest CPU number the affinity calls can express (+1).
 pub const MAX_CPUS: usize = RawSet::MAX_CPU;
 
@@ -106,5 +118,13 @@ mod tests {
         let too_big: CpuSet = std::iter::once(MAX_CPUS).collect();
         assert!(set_affinity(0, &too_big).is_err());
         assert!(gettid() > 0);
+    }
+
+    #[test]
+    fn policy_names_round_trip() {
+        for p in [Policy::Fifo, Policy::Rr, Policy::Other] {
+            assert_eq!(p.as_str().parse::<Policy>(), Ok(p));
+        }
+        assert!("batch".parse::<Policy>().is_err());
     }
 }

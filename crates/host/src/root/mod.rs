@@ -4,6 +4,7 @@
 //! are resolved inside the tree, never outside it. A [`Root`] can record every access so that
 //! `lowlat snapshot` captures exactly what was read.
 
+pub mod manifest;
 mod must_gather;
 mod resolve;
 mod tgz;

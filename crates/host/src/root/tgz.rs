@@ -129,8 +129,8 @@ impl TgzTree {
                 tree.insert(rel, Node::File(d));
             }
         }
-        if let Some(Node::File(m)) = tree.nodes.get(crate::snapshot::MANIFEST) {
-            tree.failed = crate::snapshot::replayed_errors(m);
+        if let Some(Node::File(m)) = tree.nodes.get(super::manifest::MANIFEST) {
+            tree.failed = super::manifest::replayed_errors(m);
         }
         Ok(tree)
     }

@@ -103,6 +103,15 @@ impl JsonArg {
     pub fn to_stdout(&self) -> bool {
         self.json.as_ref().is_some_and(Output::is_stdout)
     }
+
+    /// Where the human view goes: stderr when the JSON takes stdout, stdout otherwise.
+    pub fn human_view(&self) -> Box<dyn std::io::Write> {
+        if self.to_stdout() {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(std::io::stdout())
+        }
+    }
 }
 
 impl HostArgs {

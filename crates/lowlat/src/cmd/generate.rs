@@ -5,7 +5,6 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use clap::CommandFactory as _;
 
 use crate::exit::ExitCode;
 
@@ -32,9 +31,8 @@ fn roff(cmd: clap::Command) -> anyhow::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Run `lowlat generate …`.
-pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let mut cli = crate::cli::Cli::command();
+/// Run `lowlat generate …` for the command-line definition `cli`.
+pub fn run(cmd: Command, mut cli: clap::Command) -> anyhow::Result<ExitCode> {
     match cmd {
         Command::Completions { shell } => {
             let mut out = std::io::stdout().lock();

@@ -1,26 +1,10 @@
 //! The system context in the report header: kernel, PREEMPT_RT, cmdline, isolated CPUs,
-//! governor, SMT, clocksource, virtualization. Read from an `inspect` document when there is
-//! one (richer), else from the `host` block every result file carries.
+//! governor, SMT, clocksource, virtualization. Read from an `inspect` document (the host
+//! model) when there is one (richer), else from the `host` summary every result carries.
 
-use serde_json::Value;
+use cpuset::CpuSet;
 
-use crate::input::Doc;
-
-fn s(v: &Value, ptr: &str) -> Option<String> {
-    match v.pointer(ptr)? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// The hypervisor's name when any input says the host is virtualized.
-pub fn virtualization(docs: &[Doc]) -> Option<String> {
-    docs.iter().find_map(|d| {
-        s(&d.value, "/virtualization").or_else(|| s(&d.value, "/host/virtualization"))
-    })
-}
+use crate::input::{Body, Doc};
 
 fn yes_no(b: Option<bool>) -> String {
     match b {
@@ -28,6 +12,24 @@ fn yes_no(b: Option<bool>) -> String {
         Some(false) => "no".to_string(),
         None => "unknown".to_string(),
     }
+}
+
+fn on_off(b: Option<bool>) -> String {
+    match b {
+        Some(true) => "on".to_string(),
+        Some(false) => "off".to_string(),
+        None => "unknown".to_string(),
+    }
+}
+
+/// A non-empty text.
+fn text(s: &Option<String>) -> Option<String> {
+    s.clone().filter(|s| !s.is_empty())
+}
+
+/// A non-empty CPU set as a cpu-list.
+fn list(s: &Option<CpuSet>) -> Option<String> {
+    s.as_ref().filter(|s| !s.is_empty()).map(CpuSet::to_list)
 }
 
 /// Context rows (label, value) for the header.
@@ -40,42 +42,41 @@ pub fn rows(docs: &[Doc]) -> Vec<(String, String)> {
             }
         }
     };
-    for d in docs.iter().filter(|d| d.kind == "inspect") {
-        let v = &d.value;
-        push("Host", s(v, "/source/node").or_else(|| s(v, "/hostname")));
-        push("Kernel", s(v, "/kernel/release"));
-        let rt = v.pointer("/kernel/realtime").and_then(Value::as_bool);
-        let preempt = s(v, "/kernel/preempt");
+    let none = || Some("none".to_string());
+    let bare_metal = || "none detected (bare metal)".to_string();
+    for h in docs.iter().filter_map(|d| match &d.body {
+        Body::Inspect(h) => Some(h),
+        _ => None,
+    }) {
+        push("Host", text(&h.source.node).or_else(|| text(&h.hostname)));
+        push("Kernel", text(&h.kernel.release));
+        let rt = yes_no(h.kernel.realtime);
         push(
             "PREEMPT_RT",
-            Some(match preempt {
-                Some(p) => format!("{} ({p})", yes_no(rt)),
-                None => yes_no(rt),
+            Some(match text(&h.kernel.preempt) {
+                Some(p) => format!("{rt} ({p})"),
+                None => rt,
             }),
         );
-        push("Kernel cmdline", s(v, "/kernel/cmdline"));
-        push("Online CPUs", s(v, "/cpus/online"));
-        push("Isolated CPUs", s(v, "/cpus/isolated").or_else(|| Some("none".to_string())));
-        push("nohz_full", s(v, "/cpus/nohz_full").or_else(|| Some("none".to_string())));
-        push("Governor", governors_of_inspect(v));
-        let smt = v.pointer("/topology/smt_active").and_then(Value::as_bool);
-        let tpc = v.pointer("/topology/threads_per_core").and_then(Value::as_u64);
+        push("Kernel cmdline", text(&h.kernel.cmdline));
+        push("Online CPUs", list(&h.cpus.online));
+        push("Isolated CPUs", list(&Some(h.isolated_cpus())).or_else(none));
+        push("nohz_full", list(&Some(h.nohz_full_cpus())).or_else(none));
+        push("Governor", governors(h));
+        let smt = on_off(h.topology.smt_active);
         push(
             "SMT",
-            Some(match tpc {
-                Some(n) if n > 0 => format!("{} ({n} thread(s) per core)", on_off(smt)),
-                _ => on_off(smt),
+            Some(match h.topology.threads_per_core {
+                0 => smt,
+                n => format!("{smt} ({n} thread(s) per core)"),
             }),
         );
-        push("Clocksource", s(v, "/kernel/clocksource"));
-        push("CPU model", s(v, "/topology/cpus/0/model"));
-        push(
-            "Virtualization",
-            Some(s(v, "/virtualization").unwrap_or_else(|| "none detected (bare metal)".into())),
-        );
+        push("Clocksource", text(&h.kernel.clocksource));
+        push("CPU model", h.topology.cpus.first().and_then(|c| text(&c.model)));
+        push("Virtualization", Some(text(&h.virtualization).unwrap_or_else(bare_metal)));
     }
-    for d in docs.iter().filter(|d| d.kind != "inspect") {
-        let mut h = d.envelope().host;
+    for h in docs.iter().filter_map(Doc::host_context) {
+        let mut h = h.clone();
         h.isolated = h.isolated.filter(|s| !s.is_empty());
         h.nohz_full = h.nohz_full.filter(|s| !s.is_empty());
         if h == Default::default() {
@@ -86,52 +87,41 @@ pub fn rows(docs: &[Doc]) -> Vec<(String, String)> {
         push("PREEMPT_RT", h.realtime.map(|b| yes_no(Some(b))));
         push("Kernel cmdline", h.cmdline);
         push("Online CPUs", h.online);
-        push("Isolated CPUs", h.isolated.or_else(|| Some("none".to_string())));
-        push("nohz_full", h.nohz_full.or_else(|| Some("none".to_string())));
+        push("Isolated CPUs", h.isolated.or_else(none));
+        push("nohz_full", h.nohz_full.or_else(none));
         push("Governor", (!h.governors.is_empty()).then(|| h.governors.join(", ")));
         push("SMT", h.smt_active.map(|b| on_off(Some(b))));
         push("Clocksource", h.clocksource);
         push("CPU model", h.cpu_model);
-        push(
-            "Virtualization",
-            Some(h.virtualization.unwrap_or_else(|| "none detected (bare metal)".into())),
-        );
+        push("Virtualization", Some(h.virtualization.unwrap_or_else(bare_metal)));
     }
-    for d in docs.iter().filter(|d| d.kind == "plan") {
-        let p: crate::input::PlanView = d.view().unwrap_or_default();
+    for (d, p) in docs.iter().filter_map(|d| match &d.body {
+        Body::Plan(p) => Some((d, p)),
+        _ => None,
+    }) {
         push(
             "Plan",
             Some(format!(
                 "{}: housekeeping {}, isolated {}{}",
-                p.name.unwrap_or_else(|| d.source.clone()),
-                p.reserved.unwrap_or_else(|| "?".into()),
-                p.isolated.unwrap_or_else(|| "?".into()),
-                p.offlined
-                    .filter(|o| !o.is_empty())
-                    .map(|o| format!(", offline {o}"))
-                    .unwrap_or_default()
+                if p.name.is_empty() { d.source.as_str() } else { p.name.as_str() },
+                p.reserved.to_list(),
+                p.isolated.to_list(),
+                if p.offlined.is_empty() {
+                    String::new()
+                } else {
+                    format!(", offline {}", p.offlined.to_list())
+                }
             )),
         );
     }
     out
 }
 
-fn on_off(b: Option<bool>) -> String {
-    match b {
-        Some(true) => "on".to_string(),
-        Some(false) => "off".to_string(),
-        None => "unknown".to_string(),
-    }
-}
-
-/// Distinct governors in `power.cpus[].governor`, with how many CPUs use each.
-fn governors_of_inspect(v: &Value) -> Option<String> {
-    let cpus = v.pointer("/power/cpus")?.as_array()?;
-    let mut counts = std::collections::BTreeMap::<String, usize>::new();
-    for c in cpus {
-        if let Some(g) = c.get("governor").and_then(Value::as_str) {
-            *counts.entry(g.to_string()).or_insert(0) += 1;
-        }
+/// Distinct governors of the host's CPUs, with how many CPUs use each.
+fn governors(h: &host::Host) -> Option<String> {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for g in h.power.cpus.iter().filter_map(|c| c.governor.as_deref()) {
+        *counts.entry(g).or_insert(0) += 1;
     }
     if counts.is_empty() {
         return None;

@@ -1,20 +1,24 @@
 //! fsync section (etcd's write + fdatasync pattern): p99 against etcd's 10 ms and
 //! OpenShift's 20 ms, the latency summary, the per-window chart (whole-run percentiles hide
-//! interference) and the mitigation matrix when the run compared scenarios.
+//! interference) and the mitigation matrix when the run compared scenarios. A `measure etcd`
+//! result (etcd's own WAL fsync histogram) is judged against the same targets.
 
-use super::Ctx;
-use crate::input::{value_text, Doc, FsyncView, LatNs, WindowView};
+use results::fsync::{EtcdResult, FsyncResult, LatNs, Scenario, StorageEnv, Window};
+
+use super::ctx::Ctx;
+use crate::input::{Body, Doc};
 use crate::model::{
-    fmt_count, fmt_ns, fmt_opt_ns, Block, Cell, Chart, Headline, Marker, Scale, Section, Series,
-    SeriesStyle, Table, Verdict,
+    fmt_count, fmt_ns, Block, Cell, Chart, Headline, Marker, Scale, Section, Series, SeriesStyle,
+    Table, Verdict,
 };
 
-fn judge(p99: Option<u64>, ctx: &Ctx<'_>) -> Verdict {
-    match p99 {
-        Some(p) if p < ctx.opts.fsync_p99_pass_ns => Verdict::Pass,
-        Some(p) if p < ctx.opts.fsync_p99_warn_ns => Verdict::Warn,
-        Some(_) => Verdict::Fail,
-        None => Verdict::Skipped,
+fn judge(p99: u64, ctx: &Ctx<'_>) -> Verdict {
+    if p99 < ctx.opts.fsync_p99_pass_ns {
+        Verdict::Pass
+    } else if p99 < ctx.opts.fsync_p99_warn_ns {
+        Verdict::Warn
+    } else {
+        Verdict::Fail
     }
 }
 
@@ -31,44 +35,42 @@ fn fsync_limits(ctx: &Ctx<'_>) -> Vec<Marker> {
     ]
 }
 
-fn window_points(ws: &[WindowView], f: fn(&WindowView) -> Option<u64>) -> Vec<(f64, f64)> {
-    ws.iter()
-        .enumerate()
-        .filter_map(|(i, w)| Some((w.start_s().unwrap_or(i as f64), f(w)? as f64 / 1e6)))
-        .collect()
-}
-
-/// Build the fsync section.
-pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
-    let v: FsyncView = match doc.view() {
-        Ok(v) => v,
-        Err(e) => {
-            return vec![Section::new(
-                "fsync",
-                "fsync latency",
-                vec![Headline::new(Verdict::Warn, format!("fsync: unreadable result: {e}"))],
-                Vec::new(),
-            )]
-        }
-    };
-    let lat = v.lat_ns.clone().unwrap_or_default();
-    let mut headlines = Vec::new();
-    let mut blocks = Vec::new();
-    let limits = format!(
+fn limits_text(ctx: &Ctx<'_>) -> String {
+    format!(
         "etcd wants p99 < {}, OpenShift < {}",
         fmt_ns(ctx.opts.fsync_p99_pass_ns),
         fmt_ns(ctx.opts.fsync_p99_warn_ns)
-    );
-    if v.lat_ns.is_some() {
-        let verdict = judge(lat.p99, ctx);
+    )
+}
+
+/// (window start in s, value in ms) points.
+fn window_points(ws: &[Window], f: fn(&Window) -> u64) -> Vec<(f64, f64)> {
+    ws.iter().map(|w| (w.start_ns as f64 / 1e9, f(w) as f64 / 1e6)).collect()
+}
+
+/// Build the section of an fsync or etcd document.
+pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
+    match &doc.body {
+        Body::Fsync(r) => vec![fsync(doc, r, ctx)],
+        Body::Etcd(r) => vec![etcd(doc, r, ctx)],
+        _ => Vec::new(),
+    }
+}
+
+fn fsync(doc: &Doc, r: &FsyncResult, ctx: &Ctx<'_>) -> Section {
+    let mut headlines = Vec::new();
+    let mut blocks = Vec::new();
+    let limits = limits_text(ctx);
+    if r.ops > 0 {
+        let verdict = judge(r.lat_ns.p99, ctx);
         headlines.push(Headline::new(
             verdict,
             format!(
                 "fsync: p99 {} (max {}), {} ops at {:.0} IOPS; {limits}",
-                fmt_opt_ns(lat.p99),
-                fmt_opt_ns(lat.max),
-                fmt_count(v.ops.unwrap_or(0)),
-                v.iops.unwrap_or(0.0)
+                fmt_ns(r.lat_ns.p99),
+                fmt_ns(r.lat_ns.max),
+                fmt_count(r.ops),
+                r.iops
             ),
         ));
         blocks.push(Block::Table(Table {
@@ -76,10 +78,10 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             headers: ["ops", "IOPS", "min", "avg", "p50", "p90", "p99", "p99.9", "p99.99", "max"]
                 .map(String::from)
                 .to_vec(),
-            rows: vec![lat_row(v.ops, v.iops, &lat, Some(verdict))],
+            rows: vec![lat_row(r.ops, r.iops, &r.lat_ns, verdict)],
         }));
     }
-    if !v.windows.is_empty() {
+    if !r.windows.is_empty() {
         blocks.push(Block::Chart(Chart {
             id: "windows".into(),
             title: "fsync latency per window".into(),
@@ -87,8 +89,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             y_label: "latency (ms, log scale)".into(),
             y_scale: Scale::Log,
             series: vec![
-                Series { name: "p99".into(), style: SeriesStyle::Line, color: 0, points: window_points(&v.windows, WindowView::p99) },
-                Series { name: "max".into(), style: SeriesStyle::Dashed, color: 3, points: window_points(&v.windows, WindowView::max) },
+                Series { name: "p99".into(), style: SeriesStyle::Line, color: 0, points: window_points(&r.windows, |w| w.p99_ns) },
+                Series { name: "max".into(), style: SeriesStyle::Dashed, color: 3, points: window_points(&r.windows, |w| w.max_ns) },
             ],
             markers: Vec::new(),
             y_markers: fsync_limits(ctx),
@@ -96,121 +98,196 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         }));
     }
     // A single scenario is the run above; the matrix only says something with two or more.
-    if v.scenarios.len() > 1 {
-        let mut rows = Vec::new();
-        let mut series = Vec::new();
-        for (i, s) in v.scenarios.iter().enumerate() {
-            let verdict = judge(s.lat_ns.p99, ctx);
-            let name = s.name.clone().unwrap_or_else(|| format!("scenario {}", i + 1));
-            let mut row = vec![
-                Cell::text(name.clone()),
-                Cell::text(s.interference.as_ref().map(value_text).unwrap_or_else(|| "—".into())),
-                Cell::text(s.mitigation.as_ref().map(value_text).unwrap_or_else(|| "—".into())),
-            ];
-            row.extend(lat_row(s.ops, s.iops, &s.lat_ns, Some(verdict)));
-            row.push(Cell::verdict(verdict));
-            rows.push(row);
-            if !s.windows.is_empty() {
-                series.push(Series {
-                    name,
-                    style: SeriesStyle::Line,
-                    color: i,
-                    points: window_points(&s.windows, WindowView::p99),
-                });
-            }
-        }
-        let worst =
-            v.scenarios.iter().map(|s| judge(s.lat_ns.p99, ctx)).max().unwrap_or(Verdict::Info);
-        let mitigated = |s: &&crate::input::ScenarioView| {
-            s.mitigation.as_ref().is_some_and(|m| !matches!(value_text(m).as_str(), "" | "none"))
-        };
-        let best = v
-            .scenarios
-            .iter()
-            .filter(mitigated)
-            .filter(|s| s.lat_ns.p99.is_some())
-            .min_by_key(|s| s.lat_ns.p99)
-            .and_then(|s| Some((s.name.clone()?, s.lat_ns.p99?)));
-        if let Some((name, p99)) = best {
-            headlines.push(Headline::new(
-                judge(Some(p99), ctx),
-                format!("fsync mitigations: best is \"{name}\" with p99 {}", fmt_ns(p99)),
-            ));
-        } else if worst > Verdict::Pass {
-            headlines.push(Headline::new(
-                worst,
-                "fsync scenarios: no mitigation keeps p99 within the targets".to_string(),
-            ));
-        }
-        blocks.push(Block::Table(Table {
-            caption: "Mitigation matrix: each interference scenario and mitigation side by side"
-                .into(),
-            headers: [
-                "scenario",
-                "interference",
-                "mitigation",
-                "ops",
-                "IOPS",
-                "min",
-                "avg",
-                "p50",
-                "p90",
-                "p99",
-                "p99.9",
-                "p99.99",
-                "max",
-                "verdict",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        }));
-        if !series.is_empty() {
-            blocks.push(Block::Chart(Chart {
-                id: "scenarios".into(),
-                title: "fsync p99 per window, by scenario".into(),
-                x_label: "time since start (s)".into(),
-                y_label: "p99 latency (ms, log scale)".into(),
-                y_scale: Scale::Log,
-                series,
-                markers: Vec::new(),
-                y_markers: fsync_limits(ctx),
-                caption: limits.clone(),
-            }));
-        }
+    if r.scenarios.len() > 1 {
+        headlines.extend(matrix(&r.scenarios, ctx, &mut blocks));
     }
-    blocks.push(super::run_conditions(doc));
-    if let Some(env) = &v.environment {
-        if let Some(o) = env.as_object() {
-            blocks.push(Block::Facts {
-                rows: o.iter().map(|(k, v)| (k.clone(), value_text(v))).collect(),
-            });
-        }
-    }
+    blocks.push(super::ctx::run_conditions(&doc.source, &r.envelope, None));
+    blocks.push(Block::Facts { rows: environment(&r.environment) });
     if headlines.is_empty() {
         headlines.push(Headline::new(
             Verdict::Warn,
             format!("fsync: no latency data in {}", doc.source),
         ));
     }
-    vec![Section::new("fsync", "fsync latency (etcd pattern)", headlines, blocks)]
+    Section::new("fsync", "fsync latency (etcd pattern)", headlines, blocks)
 }
 
-fn lat_row(ops: Option<u64>, iops: Option<f64>, l: &LatNs, v: Option<Verdict>) -> Vec<Cell> {
-    let p99 = Cell::num(fmt_opt_ns(l.p99));
+/// The mitigation matrix (table and chart); returns its headline.
+fn matrix(scenarios: &[Scenario], ctx: &Ctx<'_>, blocks: &mut Vec<Block>) -> Option<Headline> {
+    let limits = limits_text(ctx);
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    for (i, s) in scenarios.iter().enumerate() {
+        let verdict = judge(s.lat_ns.p99, ctx);
+        let mut row = vec![
+            Cell::text(s.name.clone()),
+            Cell::text(s.interference.clone().unwrap_or_else(|| "—".into())),
+            Cell::text(s.mitigation.clone().unwrap_or_else(|| "—".into())),
+        ];
+        row.extend(lat_row(s.ops, s.iops, &s.lat_ns, verdict));
+        row.push(Cell::verdict(verdict));
+        rows.push(row);
+        if !s.windows.is_empty() {
+            series.push(Series {
+                name: s.name.clone(),
+                style: SeriesStyle::Line,
+                color: i,
+                points: window_points(&s.windows, |w| w.p99_ns),
+            });
+        }
+    }
+    let worst = scenarios.iter().map(|s| judge(s.lat_ns.p99, ctx)).max().unwrap_or(Verdict::Info);
+    let mitigated =
+        |s: &&Scenario| s.mitigation.as_deref().is_some_and(|m| !matches!(m, "" | "none"));
+    let best = scenarios.iter().filter(mitigated).min_by_key(|s| s.lat_ns.p99);
+    blocks.push(Block::Table(Table {
+        caption: "Mitigation matrix: each interference scenario and mitigation side by side".into(),
+        headers: [
+            "scenario",
+            "interference",
+            "mitigation",
+            "ops",
+            "IOPS",
+            "min",
+            "avg",
+            "p50",
+            "p90",
+            "p99",
+            "p99.9",
+            "p99.99",
+            "max",
+            "verdict",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }));
+    if !series.is_empty() {
+        blocks.push(Block::Chart(Chart {
+            id: "scenarios".into(),
+            title: "fsync p99 per window, by scenario".into(),
+            x_label: "time since start (s)".into(),
+            y_label: "p99 latency (ms, log scale)".into(),
+            y_scale: Scale::Log,
+            series,
+            markers: Vec::new(),
+            y_markers: fsync_limits(ctx),
+            caption: limits,
+        }));
+    }
+    match best {
+        Some(s) => Some(Headline::new(
+            judge(s.lat_ns.p99, ctx),
+            format!("fsync mitigations: best is \"{}\" with p99 {}", s.name, fmt_ns(s.lat_ns.p99)),
+        )),
+        None if worst > Verdict::Pass => Some(Headline::new(
+            worst,
+            "fsync scenarios: no mitigation keeps p99 within the targets".to_string(),
+        )),
+        None => None,
+    }
+}
+
+fn etcd(doc: &Doc, r: &EtcdResult, ctx: &Ctx<'_>) -> Section {
+    let limits = limits_text(ctx);
+    let w = &r.wal_fsync;
+    let mut blocks =
+        vec![Block::Note(crate::model::Note { verdict: Verdict::Info, text: r.caveat.clone() })];
+    let headline = if w.count > 0 {
+        Headline::new(
+            judge(w.p99_ns, ctx),
+            format!(
+                "etcd WAL fsync: p99 {} over {} fsyncs of {}; {limits}",
+                fmt_ns(w.p99_ns),
+                fmt_count(w.count),
+                r.endpoint
+            ),
+        )
+    } else {
+        Headline::new(Verdict::Warn, format!("etcd: no WAL fsync in the window ({})", doc.source))
+    };
+    let hist_row = |h: &results::fsync::EtcdHistogram| {
+        vec![
+            Cell::text(h.metric.clone()),
+            Cell::num(fmt_count(h.count)),
+            Cell::num(fmt_ns(h.mean_ns)),
+            Cell::num(fmt_ns(h.p50_ns)),
+            Cell::num(fmt_ns(h.p90_ns)),
+            Cell::num(fmt_ns(h.p99_ns)),
+            Cell::num(fmt_ns(h.p999_ns)),
+        ]
+    };
+    blocks.push(Block::Table(Table {
+        caption: "etcd's own histograms over the window".into(),
+        headers: ["metric", "count", "mean", "p50", "p90", "p99", "p99.9"]
+            .map(String::from)
+            .to_vec(),
+        rows: std::iter::once(w).chain(r.backend_commit.as_ref()).map(hist_row).collect(),
+    }));
+    if !r.windows.is_empty() {
+        let points = r
+            .windows
+            .iter()
+            .map(|w| (w.start_ns as f64 / 1e9, w.wal_fsync_p99_ns as f64 / 1e6))
+            .collect();
+        blocks.push(Block::Chart(Chart {
+            id: "windows".into(),
+            title: "etcd WAL fsync p99 per interval".into(),
+            x_label: "time since start (s)".into(),
+            y_label: "p99 latency (ms, log scale)".into(),
+            y_scale: Scale::Log,
+            series: vec![Series {
+                name: "WAL fsync p99".into(),
+                style: SeriesStyle::Line,
+                color: 0,
+                points,
+            }],
+            markers: Vec::new(),
+            y_markers: fsync_limits(ctx),
+            caption: limits,
+        }));
+    }
+    blocks.push(super::ctx::run_conditions(&doc.source, &r.envelope, None));
+    Section::new("etcd", "etcd disk latency", vec![headline], blocks)
+}
+
+fn lat_row(ops: u64, iops: f64, l: &LatNs, v: Verdict) -> Vec<Cell> {
     vec![
-        Cell::num(ops.map_or("—".into(), fmt_count)),
-        Cell::num(iops.map_or("—".into(), |i| format!("{i:.0}"))),
-        Cell::num(fmt_opt_ns(l.min)),
-        Cell::num(fmt_opt_ns(l.avg)),
-        Cell::num(fmt_opt_ns(l.p50)),
-        Cell::num(fmt_opt_ns(l.p90)),
-        match v {
-            Some(v) => p99.with_verdict(v),
-            None => p99,
-        },
-        Cell::num(fmt_opt_ns(l.p999)),
-        Cell::num(fmt_opt_ns(l.p9999)),
-        Cell::num(fmt_opt_ns(l.max)),
+        Cell::num(fmt_count(ops)),
+        Cell::num(format!("{iops:.0}")),
+        Cell::num(fmt_ns(l.min)),
+        Cell::num(fmt_ns(l.avg)),
+        Cell::num(fmt_ns(l.p50)),
+        Cell::num(fmt_ns(l.p90)),
+        Cell::num(fmt_ns(l.p99)).with_verdict(v),
+        Cell::num(fmt_ns(l.p999)),
+        Cell::num(fmt_ns(l.p9999)),
+        Cell::num(fmt_ns(l.max)),
     ]
+}
+
+/// The storage environment as label/value rows (what is unknown is left out).
+fn environment(e: &StorageEnv) -> Vec<(String, String)> {
+    let mut rows = vec![("dir".to_string(), e.dir.clone())];
+    let mut opt = |k: &str, v: Option<String>| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            rows.push((k.to_string(), v));
+        }
+    };
+    opt("device", e.device.clone());
+    opt("devno", e.devno.clone());
+    opt("scheduler", e.scheduler.clone());
+    opt("schedulers_available", Some(e.schedulers_available.join(", ")));
+    opt("wbt_lat_usec", e.wbt_lat_usec.map(|v| v.to_string()));
+    opt("write_cache", e.write_cache.clone());
+    opt("rotational", e.rotational.map(|v| v.to_string()));
+    opt("fs_type", e.fs_type.clone());
+    opt("mount_point", e.mount_point.clone());
+    opt("mount_source", e.mount_source.clone());
+    opt("mount_options", e.mount_options.clone());
+    let dirty: Vec<String> = e.dirty.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    opt("dirty", Some(dirty.join(", ")));
+    opt("cgroup_version", e.cgroup_version.clone());
+    opt("free_bytes", e.free_bytes.map(|v| v.to_string()));
+    rows
 }

@@ -3,21 +3,20 @@
 
 use serde_json::Value;
 
-use crate::input::{value_text, Doc};
+use crate::input::{value_text, Doc, Generic};
 use crate::model::{Block, Headline, Section, Verdict};
 
 /// Build the fallback section.
-pub fn build(doc: &Doc) -> Section {
-    let mut rows: Vec<(String, String)> = Vec::new();
-    if let Some(o) = doc.value.as_object() {
-        for (k, v) in o {
-            match v {
-                Value::Array(a) => rows.push((k.clone(), format!("{} entries", a.len()))),
-                Value::Object(_) => rows.push((k.clone(), "{…}".into())),
-                other => rows.push((k.clone(), value_text(other))),
-            }
-        }
-    }
+pub fn build(doc: &Doc, g: &Generic) -> Section {
+    let rows = g
+        .fields
+        .iter()
+        .map(|(k, v)| match v {
+            Value::Array(a) => (k.clone(), format!("{} entries", a.len())),
+            Value::Object(_) => (k.clone(), "{…}".into()),
+            other => (k.clone(), value_text(other)),
+        })
+        .collect();
     Section::new(
         &format!("kind-{}", doc.kind),
         &format!("Result: {}", doc.kind),

@@ -1,46 +1,49 @@
 //! Inspect section: the host's own findings (no plan needed): severity, message, evidence
-//! and the fix, from `inspect --json`'s `findings[]`.
+//! and the fix, from the host model's `findings`.
 
-use serde_json::Value;
+use host::{Finding, Severity};
 
-use super::Ctx;
-use crate::input::{value_text, Doc};
+use super::ctx::Ctx;
+use crate::input::{Body, Doc};
 use crate::model::{Block, Cell, Headline, Section, Table, Verdict};
 
-fn severity(s: &str) -> Verdict {
+fn verdict(s: Severity) -> Verdict {
     match s {
-        "error" => Verdict::Fail,
-        "warn" | "warning" => Verdict::Warn,
-        _ => Verdict::Info,
+        Severity::Error => Verdict::Fail,
+        Severity::Warn => Verdict::Warn,
+        Severity::Info => Verdict::Info,
+    }
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warn => "warn",
+        Severity::Info => "info",
     }
 }
 
 /// Build the findings section.
 pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
-    let findings = doc.value.get("findings").and_then(Value::as_array).cloned().unwrap_or_default();
-    let mut items: Vec<(Verdict, &Value)> = findings
-        .iter()
-        .map(|f| (severity(f.get("severity").and_then(Value::as_str).unwrap_or("info")), f))
-        .collect();
+    let Body::Inspect(h) = &doc.body else { return Vec::new() };
+    let mut items: Vec<(Verdict, &Finding)> =
+        h.findings.iter().map(|f| (verdict(f.severity), f)).collect();
     items.sort_by_key(|i| std::cmp::Reverse(i.0));
-    let get = |f: &Value, k: &str| f.get(k).map(value_text).unwrap_or_default();
     // Host findings inform; they are judged by verify against a plan, so cap them at warn.
     let headlines = items
         .iter()
         .filter(|(v, _)| *v >= Verdict::Warn)
         .take(5)
-        .map(|(v, f)| {
-            Headline::new((*v).min(Verdict::Warn), format!("Host: {}", get(f, "message")))
-        })
+        .map(|(v, f)| Headline::new((*v).min(Verdict::Warn), format!("Host: {}", f.message)))
         .collect();
     let rows = items
         .iter()
         .map(|(v, f)| {
             vec![
-                Cell::text(get(f, "id")),
-                Cell::text(get(f, "severity")).with_verdict(*v),
-                Cell::text(format!("{}\n{}", get(f, "message"), get(f, "evidence"))),
-                Cell::text(get(f, "fix")),
+                Cell::text(f.id.clone()),
+                Cell::text(severity(f.severity)).with_verdict(*v),
+                Cell::text(format!("{}\n{}", f.message, f.evidence.join("; "))),
+                Cell::text(f.fix.clone().unwrap_or_default()),
             ]
         })
         .collect::<Vec<_>>();

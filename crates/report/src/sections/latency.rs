@@ -3,10 +3,11 @@
 //! line per CPU, threshold marked), the per-second max time series, and for noise the
 //! attribution of the noise per CPU.
 
+use results::{Bucket, LatencyResult, LoadInfo, ThreadResult};
 use serde_json::Value;
 
-use super::Ctx;
-use crate::input::{value_text, BucketView, Doc, LatencyView, ThreadView};
+use super::ctx::Ctx;
+use crate::input::{Body, Doc};
 use crate::model::{
     fmt_count, fmt_duration_s, fmt_ns, fmt_opt_ns, Block, Cell, Chart, Headline, Marker, Note,
     Scale, Section, Series, SeriesStyle, Table, Verdict,
@@ -14,7 +15,7 @@ use crate::model::{
 
 /// Rebin sparse buckets onto `nbins` equal bins over `[0, x_max_ns)`: points are (bin start
 /// in µs, count). Runs of empty bins keep only their ends so a quiet range costs two points.
-pub fn bin_histogram(buckets: &[BucketView], x_max_ns: u64, nbins: usize) -> Vec<(f64, f64)> {
+pub fn bin_histogram(buckets: &[Bucket], x_max_ns: u64, nbins: usize) -> Vec<(f64, f64)> {
     let width = nice_width(x_max_ns.max(1).div_ceil(nbins.max(1) as u64)) as f64;
     let nbins = ((x_max_ns.max(1) as f64 / width).ceil() as usize).max(1);
     let mut bins = vec![0u64; nbins];
@@ -28,7 +29,7 @@ pub fn bin_histogram(buckets: &[BucketView], x_max_ns: u64, nbins: usize) -> Vec
     let mut out = Vec::new();
     for (i, c) in bins.iter().enumerate() {
         let prev_zero = i > 0 && bins.get(i - 1) == Some(&0);
-        let next_zero = bins.get(i + 1).map_or(true, |n| *n == 0);
+        let next_zero = bins.get(i + 1).is_none_or(|n| *n == 0);
         if *c == 0 && prev_zero && next_zero && i + 1 < nbins {
             continue;
         }
@@ -66,53 +67,58 @@ pub fn downsample_max(series_ns: &[u64], max_points: usize) -> (Vec<(f64, f64)>,
     (pts, per)
 }
 
-fn threshold(doc: &Doc, default: u64) -> u64 {
-    let p = &doc.envelope().params;
-    ["threshold_ns", "max_latency_ns", "breach_ns"]
-        .iter()
-        .find_map(|k| p.get(*k).and_then(Value::as_u64))
-        .unwrap_or(default)
+/// The threshold the run was measured against (`params.threshold_ns`), else `default`.
+fn threshold(r: &LatencyResult, default: u64) -> u64 {
+    r.envelope.params.get("threshold_ns").and_then(Value::as_u64).unwrap_or(default)
 }
 
-fn cpu_name(t: &ThreadView) -> String {
+pub(crate) fn cpu_name(t: &ThreadResult) -> String {
     t.cpu.map_or_else(|| "CPU ?".to_string(), |c| format!("CPU {c}"))
+}
+
+/// The worst latency of a thread, `None` when it took no samples.
+pub(crate) fn max_ns(t: &ThreadResult) -> Option<u64> {
+    (t.stats.count > 0).then_some(t.stats.max_ns)
+}
+
+/// A percentile or spread of a thread, `None` when unknown: no samples, or an imported
+/// summary without a histogram (the importer writes 0 for what it does not know).
+pub(crate) fn pct(t: &ThreadResult, v: u64) -> Option<u64> {
+    let hist = !t.histogram.buckets.is_empty() || t.histogram.overflow > 0;
+    (t.stats.count > 0 && hist).then_some(v)
+}
+
+/// The load that ran, in a few words (`cpu on 0-1`, or the external command).
+pub(crate) fn load_text(l: &LoadInfo) -> String {
+    let mut s = l.kind.clone();
+    if let Some(c) = &l.cpus {
+        s.push_str(&format!(" on {c}"));
+    }
+    if let Some(c) = &l.command {
+        s.push_str(&format!(": {c}"));
+    }
+    s
 }
 
 /// Build the section for one timer or noise document.
 pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
-    let noise = doc.kind == "noise";
+    let Body::Latency(r) = &doc.body else { return Vec::new() };
+    let noise = r.envelope.kind == results::Kind::Noise;
     let (id, title) = if noise { ("noise", "OS noise") } else { ("timer", "Timer latency") };
-    let view: LatencyView = match doc.view() {
-        Ok(v) => v,
-        Err(e) => {
-            return vec![Section::new(
-                id,
-                title,
-                vec![Headline::new(Verdict::Warn, format!("{title}: unreadable result: {e}"))],
-                Vec::new(),
-            )]
-        }
-    };
-    let env = doc.envelope();
-    let thr = threshold(
-        doc,
-        if noise { ctx.opts.noise_threshold_ns } else { ctx.opts.timer_threshold_ns },
-    );
-    let mut threads = view.threads.clone();
+    let env = &r.envelope;
+    let thr =
+        threshold(r, if noise { ctx.opts.noise_threshold_ns } else { ctx.opts.timer_threshold_ns });
+    let load = r.load.as_ref().map(load_text);
+    let mut threads: Vec<&ThreadResult> = r.threads.iter().collect();
     threads.sort_by_key(|t| t.cpu);
 
     let mut headlines = Vec::new();
     let mut blocks = Vec::new();
     let run = format!(
         "{} of {}{}",
-        fmt_duration_s(env.duration_ns.unwrap_or(0) / 1_000_000_000),
-        env.tool.clone().unwrap_or_else(|| "lowlat".into()),
-        view.load
-            .as_ref()
-            .or_else(|| env.params.get("load"))
-            .filter(|l| !l.is_null())
-            .map(|l| format!(", load: {}", value_text(l)))
-            .unwrap_or_else(|| ", no load recorded".to_string())
+        fmt_duration_s(env.duration_ns / 1_000_000_000),
+        env.tool,
+        load.as_ref().map_or_else(|| ", no load recorded".to_string(), |l| format!(", load: {l}"))
     );
     if threads.is_empty() {
         headlines.push(Headline::new(
@@ -122,11 +128,11 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         return vec![Section::new(id, title, headlines, blocks)];
     }
 
-    let worst = threads.iter().filter(|t| t.max_ns.is_some()).max_by_key(|t| t.max_ns);
+    let worst = threads.iter().filter(|t| max_ns(t).is_some()).max_by_key(|t| max_ns(t));
     let overruns = threads.iter().fold(0u64, |a, t| a.saturating_add(t.overruns));
-    let samples = threads.iter().fold(0u64, |a, t| a.saturating_add(t.count));
+    let samples = threads.iter().fold(0u64, |a, t| a.saturating_add(t.stats.count));
     if let Some(w) = worst {
-        let max = w.max_ns.unwrap_or(0);
+        let max = w.stats.max_ns;
         let mut v = if max < thr { Verdict::Pass } else { Verdict::Fail };
         if v == Verdict::Pass && overruns > 0 && !noise {
             v = Verdict::Warn;
@@ -169,24 +175,22 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         ),
     });
     blocks.push(Block::Table(percentile_table(&threads, thr, noise)));
-    for n in &view.notes {
+    for n in &r.notes {
         blocks.push(Block::Note(Note { verdict: Verdict::Warn, text: n.clone() }));
     }
-    if !view.breaches.is_empty() {
+    if !r.breaches.is_empty() {
         blocks.push(Block::Note(Note {
             verdict: Verdict::Warn,
             text: format!(
                 "{} threshold breaches recorded with their time.",
-                fmt_count(view.breaches.len() as u64)
+                fmt_count(r.breaches.len() as u64)
             ),
         }));
     }
 
     // Histograms: linear x up to the worst max, log y, one line per CPU.
-    let with_hist: Vec<&ThreadView> = threads
-        .iter()
-        .filter(|t| t.histogram.as_ref().is_some_and(|h| !h.buckets.is_empty()))
-        .collect();
+    let with_hist: Vec<&ThreadResult> =
+        threads.iter().copied().filter(|t| !t.histogram.buckets.is_empty()).collect();
     if with_hist.is_empty() {
         blocks.push(Block::Note(Note {
             verdict: Verdict::Info,
@@ -195,23 +199,19 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     } else {
         let x_max = with_hist
             .iter()
-            .filter_map(|t| {
-                t.max_ns.or_else(|| t.histogram.as_ref()?.buckets.last().map(|b| b.hi_ns))
-            })
+            .filter_map(|t| max_ns(t).or_else(|| t.histogram.buckets.last().map(|b| b.hi_ns)))
             .max()
             .unwrap_or(1)
             .max(thr.min(
-                with_hist.iter().filter_map(|t| t.max_ns).max().unwrap_or(0).saturating_mul(2),
+                with_hist.iter().filter_map(|t| max_ns(t)).max().unwrap_or(0).saturating_mul(2),
             ))
             .max(1);
         let nbins = ctx.opts.max_points.clamp(10, 1000);
-        let overflow: u64 = with_hist
-            .iter()
-            .filter_map(|t| t.histogram.as_ref())
-            .fold(0u64, |a, h| a.saturating_add(h.overflow));
+        let overflow: u64 =
+            with_hist.iter().fold(0u64, |a, t| a.saturating_add(t.histogram.overflow));
         let body = with_hist
             .iter()
-            .filter_map(|t| t.p999_ns)
+            .filter_map(|t| pct(t, t.stats.p999_ns))
             .max()
             .unwrap_or(0)
             .max(500)
@@ -227,12 +227,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
                 .map(|t| Series {
                     name: cpu_name(t),
                     style: SeriesStyle::Line,
-                    color: t.cpu.unwrap_or(0),
-                    points: bin_histogram(
-                        t.histogram.as_ref().map(|h| h.buckets.as_slice()).unwrap_or(&[]),
-                        x_max,
-                        nbins,
-                    ),
+                    color: t.cpu.unwrap_or(0) as usize,
+                    points: bin_histogram(&t.histogram.buckets, x_max, nbins),
                 })
                 .collect(),
             markers: if thr <= x_max {
@@ -266,19 +262,19 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     }
 
     // Per-second max series.
-    let series: Vec<(&ThreadView, Vec<u64>)> =
-        threads.iter().map(|t| (t, view.series_for(t))).filter(|(_, s)| !s.is_empty()).collect();
+    let series: Vec<&ThreadResult> =
+        threads.iter().copied().filter(|t| !t.per_second_max_ns.is_empty()).collect();
     if !series.is_empty() {
         let mut per = 1;
         let chart_series = series
             .iter()
-            .map(|(t, s)| {
-                let (points, p) = downsample_max(s, ctx.opts.max_points);
+            .map(|t| {
+                let (points, p) = downsample_max(&t.per_second_max_ns, ctx.opts.max_points);
                 per = per.max(p);
                 Series {
                     name: cpu_name(t),
                     style: SeriesStyle::Line,
-                    color: t.cpu.unwrap_or(0),
+                    color: t.cpu.unwrap_or(0) as usize,
                     points,
                 }
             })
@@ -310,11 +306,11 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             blocks.push(Block::Table(t));
         }
     }
-    blocks.push(super::run_conditions(doc));
+    blocks.push(super::ctx::run_conditions(&doc.source, env, load));
     vec![Section::new(id, title, headlines, blocks)]
 }
 
-fn percentile_table(threads: &[ThreadView], thr: u64, noise: bool) -> Table {
+fn percentile_table(threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {
     let mut headers: Vec<String> =
         ["CPU", "samples", "min", "avg", "p50", "p99", "p99.9", "p99.99", "max"]
             .map(String::from)
@@ -324,25 +320,27 @@ fn percentile_table(threads: &[ThreadView], thr: u64, noise: bool) -> Table {
     let rows = threads
         .iter()
         .map(|t| {
-            let v = match t.max_ns {
+            let v = match max_ns(t) {
                 Some(m) if m >= thr => Verdict::Fail,
                 Some(_) if t.overruns > 0 && !noise => Verdict::Warn,
                 Some(_) => Verdict::Pass,
                 None => Verdict::Skipped,
             };
+            let s = &t.stats;
+            let known = (t.stats.count > 0).then_some(());
             let mut r = vec![
                 Cell::text(t.cpu.map_or("?".into(), |c| c.to_string())),
-                Cell::num(fmt_count(t.count)),
-                Cell::num(fmt_opt_ns(t.min_ns)),
-                Cell::num(fmt_opt_ns(t.avg_ns)),
-                Cell::num(fmt_opt_ns(t.p50_ns)),
-                Cell::num(fmt_opt_ns(t.p99_ns)),
-                Cell::num(fmt_opt_ns(t.p999_ns)),
-                Cell::num(fmt_opt_ns(t.p9999_ns)),
-                Cell::num(fmt_opt_ns(t.max_ns)).with_verdict(v),
+                Cell::num(fmt_count(s.count)),
+                Cell::num(fmt_opt_ns(known.map(|()| s.min_ns))),
+                Cell::num(fmt_opt_ns(known.map(|()| s.avg_ns))),
+                Cell::num(fmt_opt_ns(pct(t, s.p50_ns))),
+                Cell::num(fmt_opt_ns(pct(t, s.p99_ns))),
+                Cell::num(fmt_opt_ns(pct(t, s.p999_ns))),
+                Cell::num(fmt_opt_ns(pct(t, s.p9999_ns))),
+                Cell::num(fmt_opt_ns(max_ns(t))).with_verdict(v),
             ];
             r.push(if noise {
-                Cell::num(fmt_opt_ns(t.stddev_ns))
+                Cell::num(fmt_opt_ns(pct(t, s.stddev_ns)))
             } else {
                 let c = Cell::num(fmt_count(t.overruns));
                 if t.overruns > 0 {
@@ -359,27 +357,35 @@ fn percentile_table(threads: &[ThreadView], thr: u64, noise: bool) -> Table {
 }
 
 /// Noise per CPU with what caused it, when the result carries attribution.
-fn attribution_table(threads: &[ThreadView], duration_ns: Option<u64>) -> Option<Table> {
-    if threads.iter().all(|t| {
-        t.total_noise_ns.is_none() && t.attribution.is_none() && t.worst_seconds.is_empty()
-    }) {
+fn attribution_table(threads: &[&ThreadResult], duration_ns: u64) -> Option<Table> {
+    if threads.iter().all(|t| t.total_noise_ns.is_none() && t.worst_seconds.is_empty()) {
         return None;
     }
     let rows = threads
         .iter()
         .map(|t| {
-            let share = match (t.total_noise_ns, duration_ns) {
-                (Some(n), Some(d)) if d > 0 => format!("{:.4}%", n as f64 * 100.0 / d as f64),
+            let share = match t.total_noise_ns {
+                Some(n) if duration_ns > 0 => {
+                    format!("{:.4}%", n as f64 * 100.0 / duration_ns as f64)
+                }
                 _ => "—".into(),
+            };
+            let attributed = if t.worst_seconds.is_empty() {
+                "not recorded".to_string()
+            } else {
+                t.worst_seconds
+                    .iter()
+                    .take(3)
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
             };
             vec![
                 Cell::text(t.cpu.map_or("?".into(), |c| c.to_string())),
                 Cell::num(fmt_opt_ns(t.total_noise_ns)),
                 Cell::num(share),
-                Cell::num(fmt_opt_ns(
-                    t.max_noise_per_s_ns.or_else(|| t.per_second_noise_ns.iter().copied().max()),
-                )),
-                Cell::text(attributed(t)),
+                Cell::num(fmt_opt_ns(t.per_second_noise_ns.iter().copied().max())),
+                Cell::text(attributed),
             ]
         })
         .collect();
@@ -392,43 +398,6 @@ fn attribution_table(threads: &[ThreadView], duration_ns: Option<u64>) -> Option
     })
 }
 
-/// What the noise on a CPU is attributed to: the worst seconds' explanations, else the
-/// attribution object's top sources.
-fn attributed(t: &ThreadView) -> String {
-    if !t.worst_seconds.is_empty() {
-        return t
-            .worst_seconds
-            .iter()
-            .take(3)
-            .map(|w| w.text.clone())
-            .collect::<Vec<_>>()
-            .join("\n");
-    }
-    t.attribution.as_ref().map(top_sources).unwrap_or_else(|| "not recorded".into())
-}
-
-/// The top sources of an attribution object/array, largest first.
-fn top_sources(v: &Value) -> String {
-    let mut items: Vec<(String, f64)> = match v {
-        Value::Object(o) => o.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect(),
-        Value::Array(a) => a
-            .iter()
-            .filter_map(|e| {
-                let name = ["source", "name", "id"].iter().find_map(|k| e.get(*k)?.as_str())?;
-                let n =
-                    ["count", "time_ns", "ns", "value"].iter().find_map(|k| e.get(*k)?.as_f64())?;
-                Some((name.to_string(), n))
-            })
-            .collect(),
-        other => return value_text(other),
-    };
-    items.sort_by(|a, b| b.1.total_cmp(&a.1));
-    if items.is_empty() {
-        return "none".into();
-    }
-    items.iter().take(5).map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,8 +405,8 @@ mod tests {
     #[test]
     fn rebinning_keeps_counts_and_collapses_empty_runs() {
         let b = [
-            BucketView { lo_ns: 1_000, hi_ns: 1_100, count: 10 },
-            BucketView { lo_ns: 90_000, hi_ns: 90_100, count: 1 },
+            Bucket { lo_ns: 1_000, hi_ns: 1_100, count: 10 },
+            Bucket { lo_ns: 90_000, hi_ns: 90_100, count: 1 },
         ];
         let p = bin_histogram(&b, 100_000, 100);
         let total: f64 = p.iter().map(|p| p.1).sum();

@@ -4,82 +4,45 @@
 //! saying so (never an error), so new result kinds appear as they land.
 
 mod context;
+mod ctx;
 mod fsync;
 mod generic;
 mod inspect;
-mod latency;
+pub(crate) mod latency;
 mod ticks;
 mod topology;
-mod verify;
+pub(crate) mod verify;
 mod watch;
 
-use crate::input::Doc;
-use crate::model::{Headline, Note, Report, Section, Verdict};
+use crate::input::{Body, Doc, Kind};
+use crate::model::{Block, Headline, Note, Report, Section, Verdict};
 
+pub use ctx::Options;
 pub use latency::{bin_histogram, downsample_max};
 
-/// Judgement thresholds and presentation limits.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Options {
-    pub title: String,
-    /// Tool and version written into the report.
-    pub generator: String,
-    /// Timer wake-up latency a CPU must stay below (strict `<`), unless the result's
-    /// `params.threshold_ns` says otherwise.
-    pub timer_threshold_ns: u64,
-    /// Largest single noise gap allowed (strict `<`).
-    pub noise_threshold_ns: u64,
-    /// fsync p99 targets: etcd's (pass below) and OpenShift's (warn below, fail at or above).
-    pub fsync_p99_pass_ns: u64,
-    pub fsync_p99_warn_ns: u64,
-    /// Most points per chart series (time series are downsampled by max, histograms rebinned).
-    pub max_points: usize,
-    /// Notes from the caller (steps skipped, privileges missing), shown as banners.
-    pub notes: Vec<Note>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            title: "lowlat report".to_string(),
-            generator: format!("lowlat {}", env!("CARGO_PKG_VERSION")),
-            timer_threshold_ns: 100_000,
-            noise_threshold_ns: 100_000,
-            fsync_p99_pass_ns: 10_000_000,
-            fsync_p99_warn_ns: 20_000_000,
-            max_points: 600,
-            notes: Vec::new(),
-        }
-    }
-}
+use ctx::Ctx;
 
 /// A section plug-in: the kinds it claims and how it builds sections from one document.
 struct Plugin {
-    kinds: &'static [&'static str],
+    kinds: &'static [Kind],
     build: fn(&Doc, &Ctx<'_>) -> Vec<Section>,
 }
 
-/// What a plug-in may look at besides its own document.
-pub(crate) struct Ctx<'a> {
-    pub opts: &'a Options,
-    pub virtualized: Option<String>,
-}
+use results::Kind as R;
 
+/// The plug-ins in report order.
 const PLUGINS: &[Plugin] = &[
-    Plugin { kinds: &["verify"], build: verify::build },
-    Plugin { kinds: &["timer", "noise"], build: latency::build },
-    Plugin { kinds: &["ticks"], build: ticks::build },
-    Plugin { kinds: &["fsync", "etcd"], build: fsync::build },
-    Plugin { kinds: &["watch"], build: watch::build },
-    Plugin { kinds: &["inspect"], build: inspect::build },
+    Plugin { kinds: &[Kind::Verify], build: verify::build },
+    Plugin { kinds: &[Kind::Result(R::Timer), Kind::Result(R::Noise)], build: latency::build },
+    Plugin { kinds: &[Kind::Result(R::Ticks)], build: ticks::build },
+    Plugin { kinds: &[Kind::Result(R::Fsync), Kind::Result(R::Etcd)], build: fsync::build },
+    Plugin { kinds: &[Kind::Result(R::Watch)], build: watch::build },
+    Plugin { kinds: &[Kind::Inspect], build: inspect::build },
 ];
-
-/// Kinds that feed the header/topology only.
-const CONTEXT_KINDS: &[&str] = &["plan"];
 
 /// Build the report model from the input documents.
 pub fn build(docs: &[Doc], opts: &Options) -> Report {
-    let virtualized = context::virtualization(docs);
+    let virtualized = docs.iter().find_map(Doc::virtualization).map(String::from);
     let ctx = Ctx { opts, virtualized: virtualized.clone() };
 
     let mut sections = Vec::new();
@@ -89,14 +52,20 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     for plugin in PLUGINS {
         for kind in plugin.kinds {
             for doc in docs.iter().filter(|d| d.kind == *kind) {
-                sections.extend((plugin.build)(doc, &ctx));
+                sections.extend(match &doc.body {
+                    Body::Unreadable(e) => vec![unreadable(doc, e)],
+                    _ => (plugin.build)(doc, &ctx),
+                });
             }
         }
     }
-    let known =
-        |k: &str| PLUGINS.iter().any(|p| p.kinds.contains(&k)) || CONTEXT_KINDS.contains(&k);
-    for doc in docs.iter().filter(|d| !known(&d.kind)) {
-        sections.push(generic::build(doc));
+    for doc in docs {
+        match &doc.body {
+            Body::Other(g) => sections.push(generic::build(doc, g)),
+            // A plan only feeds the header and the topology.
+            Body::Unreadable(e) if doc.kind == Kind::Plan => sections.push(unreadable(doc, e)),
+            _ => {}
+        }
     }
     unique_ids(&mut sections);
 
@@ -111,7 +80,7 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
             ),
         });
     }
-    for doc in docs.iter().filter(|d| d.envelope().partial) {
+    for doc in docs.iter().filter(|d| d.partial()) {
         banners.push(Note {
             verdict: Verdict::Warn,
             text: format!("{} ({}) is partial: the run was cut short.", doc.source, doc.kind),
@@ -130,45 +99,21 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
         banners,
         context: context::rows(docs),
         sections,
-        inputs: docs.iter().map(|d| (d.source.clone(), d.kind.clone())).collect(),
+        inputs: docs.iter().map(|d| (d.source.clone(), d.kind.to_string())).collect(),
     }
 }
 
-/// The run conditions of a result (tool, start, duration, partial flag, every parameter), as
-/// rteval prints them: a number is never shown without how it was measured.
-pub(crate) fn run_conditions(doc: &Doc) -> crate::model::Block {
-    let rows = run_rows(doc);
-    let text = rows.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(" · ");
-    crate::model::Block::Note(Note {
-        verdict: Verdict::Info,
-        text: format!("Run conditions — {text}"),
-    })
-}
-
-fn run_rows(doc: &Doc) -> Vec<(String, String)> {
-    let env = doc.envelope();
-    let mut rows = vec![("source".to_string(), doc.source.clone())];
-    if let Some(t) = env.tool {
-        rows.push(("tool".into(), t));
-    }
-    if let Some(s) = env.started_at {
-        rows.push(("started".into(), s));
-    }
-    if let Some(d) = env.duration_ns {
-        rows.push(("duration".into(), crate::model::fmt_duration_s(d / 1_000_000_000)));
-    }
-    if env.partial {
-        rows.push(("partial".into(), "yes: the run was cut short".into()));
-    }
-    if let Some(o) = env.params.as_object() {
-        for (k, v) in o.iter().filter(|(_, v)| !v.is_null()) {
-            rows.push((k.clone(), crate::input::value_text(v)));
-        }
-    }
-    if let Some(l) = doc.value.get("load").filter(|l| !l.is_null()) {
-        rows.push(("load".into(), crate::input::value_text(l)));
-    }
-    rows
+/// The section of a document of a known kind that does not read.
+fn unreadable(doc: &Doc, error: &str) -> Section {
+    Section::new(
+        doc.kind.as_str(),
+        &format!("Result: {}", doc.kind),
+        vec![Headline::new(
+            Verdict::Warn,
+            format!("{} ({}): unreadable result: {error}", doc.source, doc.kind),
+        )],
+        Vec::new(),
+    )
 }
 
 /// The header's verdict lines: each section's first line, then further failures, at most 8,
@@ -203,7 +148,7 @@ fn unique_ids(sections: &mut [Section]) {
     let ids: Vec<String> = sections.iter().map(|s| s.id.clone()).collect();
     for (s, id) in sections.iter_mut().zip(ids) {
         for b in &mut s.blocks {
-            if let crate::model::Block::Chart(c) = b {
+            if let Block::Chart(c) = b {
                 c.id = format!("{id}-{}", c.id);
             }
         }

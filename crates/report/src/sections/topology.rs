@@ -5,69 +5,58 @@
 use std::collections::BTreeMap;
 
 use cpuset::CpuSet;
-use serde_json::Value;
 
-use crate::input::{Doc, LatencyView, PlanView};
+use crate::input::{Body, Doc};
 use crate::model::{fmt_ns, Block, Grid, GridCell, GridGroup, Section};
-
-fn set(v: Option<&Value>) -> Option<CpuSet> {
-    v.and_then(Value::as_str).and_then(|s| CpuSet::parse_list(s).ok())
-}
 
 /// One CPU's place: (group label, core key, cpu, online).
 type Place = (String, (i64, i64), usize, bool);
 
 /// The topology section, when any input says which CPUs exist.
 pub fn build(docs: &[Doc]) -> Option<Section> {
-    let inspect = docs.iter().find(|d| d.kind == "inspect");
-    let plan = docs.iter().find(|d| d.kind == "plan").and_then(|d| d.view::<PlanView>().ok());
+    let inspect = docs.iter().find_map(|d| match &d.body {
+        Body::Inspect(h) => Some(h),
+        _ => None,
+    });
+    let plan = docs.iter().find_map(|d| match &d.body {
+        Body::Plan(p) => Some(p),
+        _ => None,
+    });
 
     let mut places: Vec<Place> = Vec::new();
     let mut isolated = CpuSet::new();
     let mut housekeeping: Option<CpuSet> = None;
-    if let Some(d) = inspect {
-        if let Some(cpus) = d.value.pointer("/topology/cpus").and_then(Value::as_array) {
-            for c in cpus {
-                let Some(cpu) = c.get("cpu").and_then(Value::as_u64) else { continue };
-                let node = c.get("numa_node").and_then(Value::as_u64);
-                let pkg = c.get("package").and_then(Value::as_i64).unwrap_or(0);
-                let core = c.get("core").and_then(Value::as_i64).unwrap_or(cpu as i64);
-                let online = c.get("online").and_then(Value::as_bool).unwrap_or(true);
-                let label = match node {
-                    Some(n) => format!("NUMA node {n} · package {pkg}"),
-                    None => format!("package {pkg}"),
-                };
-                places.push((label, (pkg, core), cpu as usize, online));
-            }
+    if let Some(h) = inspect {
+        for c in &h.topology.cpus {
+            let pkg = c.package.unwrap_or(0);
+            let label = match c.numa_node {
+                Some(n) => format!("NUMA node {n} · package {pkg}"),
+                None => format!("package {pkg}"),
+            };
+            places.push((label, (pkg, c.core.unwrap_or(c.cpu as i64)), c.cpu, c.online));
         }
-        isolated = set(d.value.pointer("/cpus/isolated")).unwrap_or_default();
-        if isolated.is_empty() {
-            isolated = set(d.value.pointer("/kernel/boot/isolcpus/cpus")).unwrap_or_default();
-        }
+        isolated = h.isolated_cpus();
     }
     if places.is_empty() {
-        // No inspect document: the result files' host block lists online/isolated CPUs.
-        for d in docs {
-            let h = d.envelope().host;
-            if let Some(online) = h.online.and_then(|s| CpuSet::parse_list(&s).ok()) {
-                for cpu in online.iter() {
-                    places.push(("CPUs".to_string(), (0, cpu as i64), cpu, true));
-                }
-                isolated = h.isolated.and_then(|s| CpuSet::parse_list(&s).ok()).unwrap_or_default();
-                break;
+        // No host model: the result files' host summary lists online/isolated CPUs.
+        let parse = |s: &Option<String>| s.as_deref().and_then(|s| CpuSet::parse_list(s).ok());
+        if let Some(h) =
+            docs.iter().filter_map(Doc::host_context).find(|h| parse(&h.online).is_some())
+        {
+            for cpu in parse(&h.online).unwrap_or_default().iter() {
+                places.push(("CPUs".to_string(), (0, cpu as i64), cpu, true));
             }
+            isolated = parse(&h.isolated).unwrap_or_default();
         }
     }
     if places.is_empty() {
         return None;
     }
     let mut source = "kernel isolation (isolcpus / cpu isolated)";
-    if let Some(p) = &plan {
-        if let Some(iso) = p.isolated.as_deref().and_then(|s| CpuSet::parse_list(s).ok()) {
-            isolated = iso;
-            source = "the plan";
-        }
-        housekeeping = p.reserved.as_deref().and_then(|s| CpuSet::parse_list(s).ok());
+    if let Some(p) = plan {
+        isolated = p.isolated.clone();
+        housekeeping = Some(p.reserved.clone());
+        source = "the plan";
     }
 
     let measured = measured_worst(docs);
@@ -78,7 +67,7 @@ pub fn build(docs: &[Doc]) -> Option<Section> {
             "offline"
         } else if isolated.contains(cpu) {
             "isolated"
-        } else if housekeeping.as_ref().map_or(true, |h| h.contains(cpu)) {
+        } else if housekeeping.as_ref().is_none_or(|h| h.contains(cpu)) {
             "housekeeping"
         } else {
             "unassigned"
@@ -109,16 +98,15 @@ pub fn build(docs: &[Doc]) -> Option<Section> {
     Some(Section::new("topology", "Topology", Vec::new(), vec![Block::Grid(grid)]))
 }
 
-/// Worst timer (else noise) max per CPU over every latency document.
+/// Worst timer latency per CPU over every timer result.
 fn measured_worst(docs: &[Doc]) -> BTreeMap<usize, u64> {
     let mut out = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.kind == "timer") {
-        if let Ok(v) = d.view::<LatencyView>() {
-            for t in v.threads {
-                if let (Some(cpu), Some(max)) = (t.cpu, t.max_ns) {
-                    let e = out.entry(cpu).or_insert(0);
-                    *e = (*e).max(max);
-                }
+    for d in docs.iter().filter(|d| d.kind == crate::Kind::Result(results::Kind::Timer)) {
+        let Body::Latency(r) = &d.body else { continue };
+        for t in r.threads.iter().filter(|t| t.stats.count > 0) {
+            if let Some(cpu) = t.cpu {
+                let e = out.entry(cpu as usize).or_insert(0);
+                *e = (*e).max(t.stats.max_ns);
             }
         }
     }

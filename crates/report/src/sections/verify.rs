@@ -1,23 +1,19 @@
-//! Verify section: every check with its status, evidence and fix (`verify --json`:
-//! `checks[] {id, status, evidence, fix}`, `summary {pass, fail, warn}`).
+//! Verify section: every check with its status, evidence and fix (`verify --json`, the
+//! `verify::Report`).
 
-use super::Ctx;
-use crate::input::{value_text, Doc, VerifyView};
+use verify::{Check, Status};
+
+use super::ctx::Ctx;
+use crate::input::{Body, Doc};
 use crate::model::{Block, Cell, Headline, Section, Table, Verdict};
 
-/// The first evidence line (evidence is a list of lines or one text).
-fn first_line(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Array(a) => a.first().map(value_text).unwrap_or_default(),
-        other => value_text(other),
-    }
-}
-
-/// Evidence one fact per line.
-fn lines(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Array(a) => a.iter().map(value_text).collect::<Vec<_>>().join("\n"),
-        other => value_text(other),
+/// The report's verdict for a check's status.
+pub(crate) fn verdict(s: Status) -> Verdict {
+    match s {
+        Status::Pass => Verdict::Pass,
+        Status::Fail => Verdict::Fail,
+        Status::Warn | Status::PendingReboot => Verdict::Warn,
+        Status::ExpectedResidue | Status::NotApplicable => Verdict::Info,
     }
 }
 
@@ -33,62 +29,34 @@ pub(crate) fn short(s: &str) -> String {
 
 /// Build the verify section.
 pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
-    let v: VerifyView = match doc.view() {
-        Ok(v) => v,
-        Err(e) => {
-            return vec![Section::new(
-                "verify",
-                "Verify",
-                vec![Headline::new(Verdict::Warn, format!("Verify: unreadable result: {e}"))],
-                Vec::new(),
-            )]
-        }
-    };
-    let mut checks = v.checks.clone();
+    let Body::Verify(v) = &doc.body else { return Vec::new() };
+    let mut checks: Vec<&Check> = v.checks.iter().collect();
     // Worst first, then by id, so the table reads like a to-do list.
-    checks.sort_by(|a, b| {
-        Verdict::from_status(&b.status).cmp(&Verdict::from_status(&a.status)).then(a.id.cmp(&b.id))
-    });
-    // Counts per status as written, worst first (`6 fail, 7 pass, 14 n.a.`).
-    let mut counts: Vec<(Verdict, String, usize)> = Vec::new();
+    checks.sort_by(|a, b| verdict(b.status).cmp(&verdict(a.status)).then(a.id.cmp(&b.id)));
+    // Counts per status, worst first (`6 fail, 7 pass, 14 n.a.`).
+    let mut counts: Vec<(Status, usize)> = Vec::new();
     for c in &checks {
-        match counts.iter_mut().find(|(_, s, _)| *s == c.status) {
-            Some(e) => e.2 += 1,
-            None => counts.push((Verdict::from_status(&c.status), c.status.clone(), 1)),
+        match counts.iter_mut().find(|(s, _)| *s == c.status) {
+            Some(e) => e.1 += 1,
+            None => counts.push((c.status, 1)),
         }
     }
     let counts_text =
-        counts.iter().map(|(_, s, n)| format!("{n} {s}")).collect::<Vec<_>>().join(", ");
-    let verdict =
-        checks.iter().map(|c| Verdict::from_status(&c.status)).max().unwrap_or(Verdict::Info);
+        counts.iter().map(|(s, n)| format!("{n} {}", s.as_str())).collect::<Vec<_>>().join(", ");
+    let worst = checks.iter().map(|c| verdict(c.status)).max().unwrap_or(Verdict::Info);
     let mut headlines =
-        vec![Headline::new(verdict, format!("Verify: {} checks: {counts_text}", checks.len()))];
-    for c in checks.iter().filter(|c| Verdict::from_status(&c.status) == Verdict::Fail).take(5) {
-        headlines.push(Headline::new(
-            Verdict::Fail,
-            format!(
-                "{}: {}",
-                c.id,
-                short(
-                    &c.summary
-                        .clone()
-                        .or_else(|| c.title.clone())
-                        .unwrap_or_else(|| first_line(&c.evidence))
-                )
-            ),
-        ));
+        vec![Headline::new(worst, format!("Verify: {} checks: {counts_text}", checks.len()))];
+    for c in checks.iter().filter(|c| c.status == Status::Fail).take(5) {
+        let first = c.evidence.first().map_or("", String::as_str);
+        headlines.push(Headline::new(Verdict::Fail, format!("{}: {}", c.id, short(first))));
     }
     let rows = checks
         .iter()
         .map(|c| {
-            let v = Verdict::from_status(&c.status);
             vec![
                 Cell::text(c.id.clone()),
-                Cell::text(c.status.clone()).with_verdict(v),
-                Cell::text(match (&c.summary, &c.title) {
-                    (Some(s), _) | (None, Some(s)) => format!("{s}\n{}", lines(&c.evidence)),
-                    _ => lines(&c.evidence),
-                }),
+                Cell::text(c.status.as_str()).with_verdict(verdict(c.status)),
+                Cell::text(c.evidence.join("\n")),
                 Cell::text(c.fix.clone().unwrap_or_default()),
             ]
         })
@@ -103,4 +71,17 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
             rows,
         })],
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_verdicts() {
+        assert_eq!(verdict(Status::PendingReboot), Verdict::Warn);
+        assert_eq!(verdict(Status::ExpectedResidue), Verdict::Info);
+        assert_eq!(verdict(Status::NotApplicable), Verdict::Info);
+        assert_eq!(verdict(Status::Fail), Verdict::Fail);
+    }
 }

@@ -1,26 +1,20 @@
 //! Watch section (`lowlat watch` JSON lines): the watched latency over time (downsampled by
 //! maximum), its distribution, errors, and the threads seen in uninterruptible sleep.
 
-use super::Ctx;
-use crate::input::{Doc, WatchView};
+use util::stats::quantile_sorted;
+
+use super::ctx::Ctx;
+use crate::input::{Body, Doc};
 use crate::model::{
     fmt_count, fmt_ns, Block, Chart, Headline, Scale, Section, Series, SeriesStyle, Verdict,
 };
 
-fn quantile(sorted: &[u64], q: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let i = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted.get(i).copied().unwrap_or(0)
-}
-
 /// Build the watch section.
 pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
-    let v: WatchView = doc.view().unwrap_or_default();
-    let what = v.watch.clone().unwrap_or_else(|| "watch".into());
+    let Body::Watch(samples) = &doc.body else { return Vec::new() };
+    let what = samples.first().map_or("watch", |s| s.watch.as_str()).to_string();
     let title = format!("Watch: {what}");
-    if v.samples.is_empty() {
+    if samples.is_empty() {
         return vec![Section::new(
             "watch",
             &title,
@@ -28,15 +22,12 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             Vec::new(),
         )];
     }
-    let mut values: Vec<u64> = v.samples.iter().map(|s| s.value_ns).collect();
+    let mut values: Vec<u64> = samples.iter().map(|s| s.value_ns).collect();
     values.sort_unstable();
-    let errors = v.samples.iter().filter(|s| s.error.is_some()).count();
-    let span = v.samples.last().map_or(0, |s| s.t_ns) / 1_000_000_000;
-    let mut comms: Vec<String> = v
-        .samples
-        .iter()
-        .flat_map(|s| s.dstate.iter().filter_map(|d| d.get("comm")?.as_str().map(String::from)))
-        .collect();
+    let errors = samples.iter().filter(|s| s.error.is_some()).count();
+    let span = samples.last().map_or(0, |s| s.t_ns) / 1_000_000_000;
+    let mut comms: Vec<&str> =
+        samples.iter().flat_map(|s| s.dstate.iter().map(|d| d.comm.as_str())).collect();
     comms.sort();
     comms.dedup();
     let verdict = if errors > 0 { Verdict::Warn } else { Verdict::Info };
@@ -44,10 +35,10 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         verdict,
         format!(
             "{title}: {} samples over {}s, p50 {}, p99 {}, max {}{}",
-            fmt_count(v.samples.len() as u64),
+            fmt_count(samples.len() as u64),
             span,
-            fmt_ns(quantile(&values, 0.5)),
-            fmt_ns(quantile(&values, 0.99)),
+            fmt_ns(quantile_sorted(&values, 0.5).unwrap_or(0)),
+            fmt_ns(quantile_sorted(&values, 0.99).unwrap_or(0)),
             fmt_ns(values.last().copied().unwrap_or(0)),
             if errors > 0 { format!(", {errors} samples failed") } else { String::new() }
         ),
@@ -57,7 +48,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     let bins = (span as usize + 1).min(ctx.opts.max_points.max(1));
     let per = span.saturating_add(1).div_ceil(bins as u64).max(1);
     let mut maxima: Vec<u64> = vec![0; bins];
-    for s in &v.samples {
+    for s in samples {
         let i = ((s.t_ns / 1_000_000_000) / per).min(bins as u64 - 1) as usize;
         if let Some(slot) = maxima.get_mut(i) {
             *slot = (*slot).max(s.value_ns);

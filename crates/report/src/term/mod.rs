@@ -1,12 +1,12 @@
-//! Terminal helpers shared by the text views: whether to colour (a TTY and `NO_COLOR`
-//! unset), the width to fit, ANSI styling that vanishes in plain mode, and a column-aligned
+//! Terminal helpers shared by the text views: the style to draw with (colour and width, from
+//! `util::term`), ANSI styling that vanishes in plain mode, and a column-aligned
 //! table writer.
 
 mod table;
 
 pub use table::Table;
 
-use std::io::IsTerminal as _;
+use util::term::Stream;
 
 /// How to draw: colour on or off, and the width to fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,19 +53,10 @@ impl Style {
         Self { color: false, width }
     }
 
-    /// Follow stdout: colour only on a TTY with `NO_COLOR` unset (and `TERM` not `dumb`);
-    /// width from `COLUMNS`, else the terminal, else 100.
+    /// Follow stdout: colour only on a terminal with `NO_COLOR` unset (and `TERM` not
+    /// `dumb`); width from `COLUMNS`, else the terminal, else 100 (`util::term`).
     pub fn detect() -> Self {
-        let tty = std::io::stdout().is_terminal();
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-        let width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse().ok())
-            .or_else(|| if tty { terminal_width() } else { None })
-            .unwrap_or(100)
-            .clamp(40, 400);
-        Self { color: tty && !no_color && !dumb, width }
+        Self { color: util::term::color(Stream::Stdout), width: util::term::width(100) }
     }
 
     /// `s` painted (plain text in plain mode).
@@ -82,31 +73,6 @@ impl Style {
         let line = format!("── {s} ");
         let fill = self.width.min(100).saturating_sub(display_width(&line));
         self.paint(Paint::Bold, &format!("{line}{}", "─".repeat(fill)))
-    }
-}
-
-fn terminal_width() -> Option<usize> {
-    let mut ws = libc_winsize::winsize::default();
-    // SAFETY: TIOCGWINSZ writes a `struct winsize` into the pointer we pass, which points at a
-    // properly sized and aligned local; fd 1 is only queried, not modified.
-    let r = unsafe { libc_winsize::ioctl(1, libc_winsize::TIOCGWINSZ, &mut ws) };
-    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
-}
-
-/// Minimal FFI for the terminal size (the crate avoids a libc dependency for one call).
-#[allow(non_camel_case_types)]
-mod libc_winsize {
-    #[repr(C)]
-    #[derive(Default)]
-    pub struct winsize {
-        pub ws_row: u16,
-        pub ws_col: u16,
-        pub ws_xpixel: u16,
-        pub ws_ypixel: u16,
-    }
-    pub const TIOCGWINSZ: u64 = 0x5413;
-    extern "C" {
-        pub fn ioctl(fd: i32, request: u64, ...) -> i32;
     }
 }
 

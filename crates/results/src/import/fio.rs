@@ -16,6 +16,12 @@ pub enum FioImportError {
     NoSync(usize),
 }
 
+impl util::exit::Classify for FioImportError {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        util::exit::ExitCode::Usage
+    }
+}
+
 fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().or_else(|| v.as_f64().map(|f| f.max(0.0).round() as u64)).unwrap_or(0)
 }

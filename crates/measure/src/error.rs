@@ -1,0 +1,97 @@
+//! What can go wrong before or while measuring, and which exit code each means.
+
+use util::exit::{Classify, ExitCode};
+
+/// Which part of a request an error is about (the binary names the matching option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// The CPUs to measure.
+    Cpus,
+    /// The main thread's CPU.
+    MainCpu,
+    /// The built-in load.
+    Load,
+    /// The external load command.
+    LoadCommand,
+}
+
+/// Errors of a measurement.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// Nothing to measure.
+    #[error("no CPUs to measure")]
+    NoCpus,
+    /// A named CPU set is empty on this host.
+    #[error("this host has no {name} CPUs; give a cpu-list such as 1-3")]
+    NoNamedCpus { name: &'static str },
+    /// A CPU asked for is not online.
+    #[error("CPU {cpu} is not online (online: {online})")]
+    CpuOffline { cpu: u32, online: String },
+    /// The main thread's CPU is one of the measured ones.
+    #[error("CPU {cpu} is measured too: the main thread needs a housekeeping CPU outside the measured ones")]
+    MainCpuMeasured { cpu: u32 },
+    /// A wake-up interval of zero.
+    #[error("the interval must be longer than zero")]
+    ZeroInterval,
+    /// A load specification that does not parse.
+    #[error("load {spec:?}: {why}")]
+    LoadSpec { spec: String, why: String },
+    /// No CPU left for the built-in load.
+    #[error("no housekeeping CPU to run the load on; name its CPUs (KIND:CPUS)")]
+    NoLoadCpus,
+    /// A load thread could not be started.
+    #[error("could not start a load thread")]
+    LoadThread(#[source] std::io::Error),
+    /// The external load command could not be started.
+    #[error("could not start the load command {command:?} with sh")]
+    LoadCommand {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl MeasureError {
+    /// The part of the request this error is about, when it is about one.
+    pub fn input(&self) -> Option<Input> {
+        match self {
+            Self::NoNamedCpus { .. } | Self::CpuOffline { .. } => Some(Input::Cpus),
+            Self::MainCpuMeasured { .. } => Some(Input::MainCpu),
+            Self::LoadSpec { .. } | Self::NoLoadCpus => Some(Input::Load),
+            Self::LoadCommand { .. } => Some(Input::LoadCommand),
+            Self::NoCpus | Self::ZeroInterval | Self::LoadThread(_) => None,
+        }
+    }
+}
+
+impl Classify for MeasureError {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            Self::NoCpus
+            | Self::NoNamedCpus { .. }
+            | Self::CpuOffline { .. }
+            | Self::MainCpuMeasured { .. }
+            | Self::ZeroInterval
+            | Self::LoadSpec { .. }
+            | Self::NoLoadCpus => ExitCode::Usage,
+            Self::LoadThread(_) | Self::LoadCommand { .. } => ExitCode::Runtime,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_classify_and_name_their_input() {
+        let e = MeasureError::MainCpuMeasured { cpu: 0 };
+        assert_eq!((e.exit_code(), e.input()), (ExitCode::Usage, Some(Input::MainCpu)));
+        let e = MeasureError::LoadCommand {
+            command: "x".into(),
+            source: std::io::Error::other("no sh"),
+        };
+        assert_eq!((e.exit_code(), e.input()), (ExitCode::Runtime, Some(Input::LoadCommand)));
+        assert!(!MeasureError::NoCpus.to_string().contains("--"));
+    }
+}
