@@ -202,7 +202,7 @@ impl Lock {
 }
 
 /// `<path>.<suffix>`: where a journal is kept once it is done with.
-pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_os_string();
     s.push(".");
     s.push(suffix);
@@ -273,9 +273,10 @@ pub fn refused_irqs(path: &Path, boot: &str) -> Result<BTreeSet<u32>, JournalErr
     let mut refused = BTreeSet::new();
     for r in &records {
         match r {
-            // `seq` restarts with each apply: a later change takes the number over.
-            Record::Change { seq, target, boot_id, .. } if boot_id == boot => {
-                match target.irq() {
+            // `seq` restarts with each apply: a later change takes the number over (one of
+            // another boot, or not of an IRQ, takes it out).
+            Record::Change { seq, target, boot_id, .. } => {
+                match target.irq().filter(|_| boot_id == boot) {
                     Some(n) => irq_of.insert(*seq, n),
                     None => irq_of.remove(seq),
                 };
@@ -423,6 +424,11 @@ mod tests {
                 // A second apply reuses seq 2 for a refused IRQ.
                 change(2, "/proc/irq/27/smp_affinity_list", "b"),
                 outcome(2, Outcome::Refused),
+                // Seq 5 of this boot, then of another: the other boot's refusal is not ours.
+                change(5, "/proc/irq/28/smp_affinity_list", "b"),
+                outcome(5, Outcome::Applied),
+                change(5, "/proc/irq/29/smp_affinity_list", "a"),
+                outcome(5, Outcome::Refused),
             ],
         );
         let irqs = refused_irqs(&path, "b").unwrap_or_else(|e| panic!("{e}"));
