@@ -62,20 +62,12 @@ fn errno(e: &std::io::Error) -> i32 {
     e.raw_os_error().unwrap_or(0)
 }
 
-/// Start time (stat field 22) and comm of a thread, from `<root>/proc/<tid>/stat`.
+/// Start time (stat field 22) and comm of a thread, from `<root>/proc/<tid>/stat` (parsed by
+/// host's `stat` parser, the one the host model's tasks come from).
 pub fn task_identity(root: &Path, tid: u32) -> Option<(u64, String)> {
     let text = fs::read_to_string(root.join(format!("proc/{tid}/stat"))).ok()?;
-    parse_stat_identity(&text)
-}
-
-/// Parse start time and comm out of a `stat` line; comm may contain spaces and parentheses.
-pub fn parse_stat_identity(stat: &str) -> Option<(u64, String)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?.to_string();
-    // After ") " come fields 3.. ; start time is field 22, i.e. index 19 of the rest.
-    let start = stat.get(close + 1..)?.split_whitespace().nth(19)?.parse().ok()?;
-    Some((start, comm))
+    let stat = host::parse::task::stat(&text).ok()?;
+    Some((stat.start_time, stat.comm))
 }
 
 impl Writer for RealWriter {
@@ -160,12 +152,17 @@ mod tests {
     use crate::target::Format;
 
     #[test]
-    fn stat_identity_handles_odd_comm() {
+    fn task_identity_reads_stat_under_a_root() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let stat =
             "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
-        assert_eq!(parse_stat_identity(stat), Some((987654, "a (b) c".to_string())));
-        assert_eq!(parse_stat_identity("1234 (x) S 1"), None);
-        assert_eq!(parse_stat_identity(""), None);
+        fs::create_dir_all(dir.path().join("proc/1234")).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(dir.path().join("proc/1234/stat"), stat).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(task_identity(dir.path(), 1234), Some((987654, "a (b) c".to_string())));
+        fs::write(dir.path().join("proc/1234/stat"), "1234 (x) S 1")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(task_identity(dir.path(), 1234), None, "a truncated line");
+        assert_eq!(task_identity(dir.path(), 99), None, "no such task");
     }
 
     #[test]
