@@ -76,7 +76,7 @@ pub fn run(root: &Root, mut host: Host, req: Request) -> Verified {
 
 /// The observation window between two reads of the live host; `None` when either lacks
 /// `/proc/interrupts`.
-pub fn window(before: &Host, after: &Host, duration: Duration) -> Option<Window> {
+fn window(before: &Host, after: &Host, duration: Duration) -> Option<Window> {
     Some(Window {
         duration,
         interrupts_before: before.interrupts.clone()?,
@@ -87,7 +87,7 @@ pub fn window(before: &Host, after: &Host, duration: Duration) -> Option<Window>
 }
 
 /// Boot loader command lines for the next boot: BLS entries and /etc/default/grub.
-pub fn boot_entries(root: &Root) -> Vec<BootEntry> {
+fn boot_entries(root: &Root) -> Vec<BootEntry> {
     let mut out = Vec::new();
     let dir = "boot/loader/entries";
     for name in root.list_dir(dir).unwrap_or_default().into_iter().filter(|n| n.ends_with(".conf"))
@@ -123,7 +123,7 @@ pub fn boot_entries(root: &Root) -> Vec<BootEntry> {
 }
 
 /// Whether irqbalance runs and the CPUs its configuration bans; `None` without a task list.
-pub fn irqbalance(root: &Root, host: &Host) -> Option<Irqbalance> {
+fn irqbalance(root: &Root, host: &Host) -> Option<Irqbalance> {
     let tasks = host.tasks.as_ref()?;
     let running = tasks.iter().any(|t| t.comm == "irqbalance");
     let mut ban = None;
@@ -146,7 +146,7 @@ pub fn irqbalance(root: &Root, host: &Host) -> Option<Irqbalance> {
 
 /// cgroup-v1 `cpu.rt_runtime_us` at the cpu controller's root, its children, and the
 /// children of container parents (kubepods*, docker, machine.slice).
-pub fn rt_chain(root: &Root) -> Vec<(String, i64)> {
+fn rt_chain(root: &Root) -> Vec<(String, i64)> {
     let base = ["sys/fs/cgroup/cpu,cpuacct", "sys/fs/cgroup/cpu"]
         .into_iter()
         .find(|b| root.read_string(&format!("{b}/cpu.rt_runtime_us")).is_ok());
@@ -170,7 +170,7 @@ pub fn rt_chain(root: &Root) -> Vec<(String, i64)> {
 }
 
 /// `key = value` lines of the files `sysctl --system` reads, in its order: (file, key, value).
-pub fn sysctl_conf(root: &Root) -> Vec<(String, String, String)> {
+fn sysctl_conf(root: &Root) -> Vec<(String, String, String)> {
     let mut files = Vec::new();
     for dir in ["usr/lib/sysctl.d", "run/sysctl.d", "etc/sysctl.d"] {
         let mut names = root.list_dir(dir).unwrap_or_default();
@@ -199,7 +199,7 @@ pub fn sysctl_conf(root: &Root) -> Vec<(String, String, String)> {
 /// Values of planned knobs the host model may not carry, read through the root: planned
 /// files and energy-perf-bias by absolute path (returned), planned sysctls (and
 /// `kernel.sched_rt_runtime_us`) added to the model's sysctls when it lacks them.
-pub fn planned_files(root: &Root, plan: &Plan, host: &mut Host) -> BTreeMap<String, String> {
+fn planned_files(root: &Root, plan: &Plan, host: &mut Host) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
     let mut names: Vec<String> = vec!["kernel.sched_rt_runtime_us".into()];
     for item in &plan.runtime {
@@ -236,7 +236,7 @@ pub fn planned_files(root: &Root, plan: &Plan, host: &mut Host) -> BTreeMap<Stri
 /// IRQs whose `smp_affinity` write `apply` saw refused (EIO/EPERM/EINVAL) in this boot are
 /// managed or per-CPU: mark them so, since `/proc` does not say. A missing or unreadable
 /// journal marks nothing.
-pub fn mark_refused_irqs(host: &mut Host, journal: &std::path::Path) {
+fn mark_refused_irqs(host: &mut Host, journal: &std::path::Path) {
     let Some(boot) = host.kernel.boot_id.clone() else { return };
     let Ok(refused) = tune::journal::refused_irqs(journal, &boot) else { return };
     for i in host.irqs.iter_mut().filter(|i| refused.contains(&i.irq) && i.managed.is_none()) {
