@@ -19,7 +19,7 @@ pub struct Args {
     pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub host: HostArgs,
-    /// The checks as JSON (`checks[] {id, status, evidence, fix}`, `summary`).
+    // `--json [FILE]`: the checks (`checks[] {id, status, evidence, fix}`, `summary`).
     #[command(flatten)]
     pub json: JsonArg,
     /// Also write the checks as JUnit XML to FILE.
@@ -56,13 +56,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(path, render::junit(&verified.report))
             .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
-    match &args.json.json {
-        Some(Output::Stdout) => Output::Stdout.write_json(&verified.report)?,
-        Some(file) => {
-            file.write_json(&verified.report)?;
-            Output::Stdout.write(render::terminal(&verified).as_bytes())?;
-        }
-        None => Output::Stdout.write(render::terminal(&verified).as_bytes())?,
+    if let Some(out) = &args.json.json {
+        out.write_json(&verified.report)?;
+    }
+    // With the JSON on stdout the table is left out (`lowlat check` keeps stderr for errors).
+    if !args.json.to_stdout() {
+        Output::Stdout.write(render::terminal(&verified).as_bytes())?;
     }
     Ok(if verified.report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })
 }
