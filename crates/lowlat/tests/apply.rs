@@ -291,6 +291,71 @@ fn a_journal_from_another_boot_is_refused_clearly() {
 }
 
 #[test]
+fn apply_sets_a_journal_of_another_boot_aside_and_starts_afresh() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("j.jsonl");
+    fs::write(
+        &journal,
+        r#"{"type":"change","seq":1,"kind":"file","path":"/proc/sys/vm/stat_interval","format":"text","old":"1","new":"10","why":"","time":"2026-01-01T00:00:00Z","boot_id":"old-boot"}
+"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (code, out, err) = run(lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    let kept = work.path().join("j.jsonl.boot-old-boot");
+    assert!(err.contains("note: ") && err.contains("was from boot old-boot"), "{err}");
+    assert!(err.contains(&kept.display().to_string()), "{err}");
+    assert!(fs::read_to_string(&kept).unwrap_or_default().contains("old-boot"));
+    let fresh = fs::read_to_string(&journal).unwrap_or_default();
+    assert!(fresh.contains("11111111-2222") && !fresh.contains("old-boot"), "{fresh}");
+}
+
+#[test]
+fn a_revert_that_cannot_restore_exits_4_and_keeps_the_journal() {
+    let sb = sandbox();
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = plan_file(work.path());
+    let journal = work.path().join("j.jsonl");
+    let (code, out, err) = run(lowlat()
+        .arg("apply")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--journal")
+        .arg(&journal)
+        .arg("--sysroot")
+        .arg(sb.path()));
+    assert_eq!(code, 0, "{out}{err}");
+    // A value that can be neither read nor written (EISDIR, not a vanished file).
+    let stat_interval = sb.path().join("proc/sys/vm/stat_interval");
+    fs::remove_file(&stat_interval).unwrap_or_else(|e| panic!("{e}"));
+    fs::create_dir(&stat_interval).unwrap_or_else(|e| panic!("{e}"));
+    let revert = || {
+        run(lowlat().arg("revert").arg("--journal").arg(&journal).arg("--sysroot").arg(sb.path()))
+    };
+    let (code, out, err) = revert();
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(out.contains("NOT restored") && out.contains("/proc/sys/vm/stat_interval"), "{out}");
+    assert!(err.contains("could not be restored") && err.contains("lowlat revert"), "{err}");
+    assert!(journal.exists(), "the journal stays for another try");
+    // The cause fixed, the next revert finishes and closes the journal.
+    fs::remove_dir(&stat_interval).unwrap_or_else(|e| panic!("{e}"));
+    fs::write(&stat_interval, "10\n").unwrap_or_else(|e| panic!("{e}"));
+    let (code, out, err) = revert();
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(fs::read_to_string(&stat_interval).unwrap_or_default(), "1\n");
+    assert!(!journal.exists() && work.path().join("j.jsonl.reverted").exists());
+}
+
+#[test]
 fn a_bad_plan_is_a_usage_error_naming_the_file() {
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let p = work.path().join("bad.yaml");
@@ -359,15 +424,10 @@ impl Drop for Guard {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_round_trip_apply_verify_revert() {
-    assert!(is_root(), "{LIVE}");
+    assert!(util::privilege::is_root(), "{LIVE}");
     let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());
@@ -415,7 +475,7 @@ fn live_round_trip_apply_verify_revert() {
 #[test]
 #[ignore = "needs root and changes the host: run with --include-ignored as root (.ci/run does)"]
 fn live_sigkill_mid_apply_then_revert_restores() {
-    assert!(is_root(), "{LIVE}");
+    assert!(util::privilege::is_root(), "{LIVE}");
     let _turn = live_turn();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let plan = plan_file(work.path());

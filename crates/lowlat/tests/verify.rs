@@ -99,3 +99,32 @@ fn bad_window_is_a_usage_error() {
     let (code, _, err) = run(lowlat().args(["verify", "--window", "soon"]));
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn json_to_a_file_keeps_the_table_on_stdout() {
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = work.path().join("verify.json");
+    let (code, out, err) = run(lowlat()
+        .arg("verify")
+        .arg("--must-gather")
+        .arg(must_gather())
+        .args(["--node", "worker1", "--json"])
+        .arg(&file));
+    assert_eq!(code, 1, "a failing check exits 1: {err}");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(check(&v, "smt-siblings")["status"], "fail");
+    assert!(out.contains("live-only checks are n.a.") && out.contains("\nboot\n"), "{out}");
+    assert!(!out.contains("\"checks\""), "the JSON went to the file, not stdout: {out}");
+}
+
+#[test]
+fn a_zero_window_skips_the_live_sampling() {
+    let (code, out, err) = run(lowlat().args(["verify", "--json", "--window", "0"]));
+    assert!(code == 0 || code == 1, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let activity = check(&v, "irq-activity");
+    assert_eq!(activity["status"], "n.a.", "{activity}");
+    assert!(activity["evidence"].to_string().contains("window"), "{activity}");
+}

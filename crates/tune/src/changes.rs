@@ -46,6 +46,14 @@ impl Allow {
     }
 }
 
+impl std::str::FromStr for Allow {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Self::parse(s))
+    }
+}
+
 /// What `apply` may touch beyond the plan's own items.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -367,33 +375,31 @@ pub fn pending_kernel_args(plan: &Plan, host: &Host) -> Vec<KernelArg> {
         .collect()
 }
 
-/// Argument values compared as cpu sets when both parse as one (with isolcpus-style flags
-/// compared as sets too), else as text.
+/// Split an isolcpus-style value into sorted flags and the cpu set (`None` when the value
+/// holds no cpu-list).
+pub fn flags_and_cpus(value: &str) -> (Vec<String>, Option<CpuSet>) {
+    let mut flags = Vec::new();
+    let mut cpus: Vec<&str> = Vec::new();
+    for part in value.split(',') {
+        if part.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
+            flags.push(part.to_string());
+        } else {
+            cpus.push(part);
+        }
+    }
+    flags.sort();
+    let set = if cpus.is_empty() { None } else { CpuSet::parse_list(&cpus.join(",")).ok() };
+    (flags, set)
+}
+
+/// Kernel-argument values compared as parsed sets (isolcpus-style flags and cpus) when both
+/// hold a cpu-list, else as text.
 pub fn same_arg(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
-        (Some(a), Some(b)) => {
-            let split = |s: &str| {
-                let mut flags: Vec<String> = Vec::new();
-                let mut cpus = String::new();
-                for part in s.split(',') {
-                    if part.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
-                        flags.push(part.to_string());
-                    } else {
-                        if !cpus.is_empty() {
-                            cpus.push(',');
-                        }
-                        cpus.push_str(part);
-                    }
-                }
-                flags.sort();
-                (flags, CpuSet::parse_list(&cpus).ok().filter(|_| !cpus.is_empty()))
-            };
-            let ((fa, ca), (fb, cb)) = (split(a), split(b));
-            match (ca, cb) {
-                (Some(x), Some(y)) => fa == fb && x == y,
-                _ => a == b,
-            }
-        }
+        (Some(a), Some(b)) => match (flags_and_cpus(a), flags_and_cpus(b)) {
+            ((fa, Some(ca)), (fb, Some(cb))) => fa == fb && ca == cb,
+            _ => a == b,
+        },
         (None, None) => true,
         _ => false,
     }

@@ -2,13 +2,14 @@
 //! describes, so `revert` can restore from the file alone after any crash. Also the lock file
 //! that refuses a second concurrent `apply`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use util::exit::{Classify, ExitCode};
 
 use crate::target::Target;
 
@@ -32,8 +33,8 @@ pub enum Record {
         time: String,
         boot_id: String,
     },
-    /// What became of change `seq` (`applied`, `refused`, `gone`, `missing`, `failed`).
-    Outcome { seq: u64, outcome: String, message: Option<String> },
+    /// What became of change `seq`.
+    Outcome { seq: u64, outcome: Outcome, message: Option<String> },
     /// The apply finished; every change is in place.
     Commit { time: String, applied: usize, refused: usize },
     /// The apply failed and rolled back; `left` lists what could not be restored.
@@ -42,10 +43,22 @@ pub enum Record {
     Reverted { time: String, restored: usize, skipped: usize },
 }
 
+/// What became of a journaled change (the `outcome` of an [`Record::Outcome`] line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Written and in place.
+    Applied,
+    /// Refused by the kernel by design (managed or per-CPU IRQ, per-CPU kthread).
+    Refused,
+    /// The task exited or the file vanished between the read and the write.
+    Gone,
+}
+
 /// Journal I/O errors, naming the file and line.
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
-    #[error("journal {path}: {source} (check the directory exists and is writable, or pass --journal PATH)")]
+    #[error("journal {path}: {source} (check the directory exists and is writable, or choose another journal path)")]
     Io { path: PathBuf, source: std::io::Error },
     #[error(
         "journal {path} line {line}: {message} (the file is not a lowlat journal, or was edited)"
@@ -53,6 +66,18 @@ pub enum JournalError {
     Malformed { path: PathBuf, line: usize, message: String },
     #[error("another `lowlat apply`/`revert` holds {path} (pid in the file: {holder}); wait for it or remove the lock if that process is gone")]
     Locked { path: PathBuf, holder: String },
+    #[error("moving the journal {from} to {to}: {source}")]
+    Move { from: PathBuf, to: PathBuf, source: std::io::Error },
+}
+
+impl Classify for JournalError {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            // An edited or foreign file, or a concurrent run: the user's to sort out.
+            JournalError::Malformed { .. } | JournalError::Locked { .. } => ExitCode::Usage,
+            JournalError::Io { .. } | JournalError::Move { .. } => ExitCode::Runtime,
+        }
+    }
 }
 
 /// An open journal, appending.
@@ -176,40 +201,99 @@ impl Lock {
     }
 }
 
-/// Now, as RFC 3339 UTC with seconds (`2026-11-22T03:04:05Z`).
-pub fn now_rfc3339() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    rfc3339(secs)
+/// `<path>.<suffix>`: where a journal is kept once it is done with.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".");
+    s.push(suffix);
+    PathBuf::from(s)
 }
 
-/// Seconds since the epoch as RFC 3339 UTC.
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+/// Rename a journal to `<path>.<suffix>`; the new path.
+fn move_to_suffix(path: &Path, suffix: &str) -> Result<PathBuf, JournalError> {
+    let to = with_suffix(path, suffix);
+    fs::rename(path, &to).map_err(|source| JournalError::Move {
+        from: path.to_path_buf(),
+        to: to.clone(),
+        source,
+    })?;
+    Ok(to)
+}
+
+/// A journal moved aside because its changes were made in another boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetAside {
+    /// Where the journal was.
+    pub journal: PathBuf,
+    /// The boot its changes were made in.
+    pub boot: String,
+    /// Where it is kept now.
+    pub kept_as: PathBuf,
+}
+
+/// A journal whose changes were made in a boot other than `boot` describes values the reboot
+/// already reset: move it aside to `<path>.boot-<id>` (kept for the record) so this boot starts
+/// a fresh one. `None` when there is no journal or it is this boot's.
+pub fn set_aside_other_boots(path: &Path, boot: &str) -> Result<Option<SetAside>, JournalError> {
+    let Some(records) = read(path)? else { return Ok(None) };
+    let other = records.iter().find_map(|r| match r {
+        Record::Change { boot_id, .. } | Record::Begin { boot_id, .. } if boot_id != boot => {
+            Some(boot_id.clone())
+        }
+        _ => None,
+    });
+    let Some(old) = other else { return Ok(None) };
+    let kept_as = move_to_suffix(path, &format!("boot-{old}"))?;
+    Ok(Some(SetAside { journal: path.to_path_buf(), boot: old, kept_as }))
+}
+
+/// Move a journal aside unreverted (`<path>.forgotten`): its changes are past restoring.
+pub fn forget(path: &Path) -> Result<PathBuf, JournalError> {
+    move_to_suffix(path, "forgotten")
+}
+
+/// Close a fully reverted journal: append the [`Record::Reverted`] line and keep the file as
+/// `<path>.reverted`, so the next `apply` starts a fresh one. The new path.
+pub fn close_reverted(
+    path: &Path,
+    restored: usize,
+    skipped: usize,
+) -> Result<PathBuf, JournalError> {
+    let mut j = Journal::open(path)?;
+    j.append(&Record::Reverted { time: util::time::now_rfc3339(), restored, skipped })?;
+    drop(j);
+    move_to_suffix(path, "reverted")
+}
+
+/// The IRQs whose affinity write the kernel refused in boot `boot` (managed or per-CPU IRQs,
+/// which `/proc` does not mark), from the journal at `path`; empty when there is none.
+pub fn refused_irqs(path: &Path, boot: &str) -> Result<BTreeSet<u32>, JournalError> {
+    let records = read(path)?.unwrap_or_default();
+    let mut irq_of: BTreeMap<u64, u32> = BTreeMap::new();
+    let mut refused = BTreeSet::new();
+    for r in &records {
+        match r {
+            // `seq` restarts with each apply: a later change takes the number over (one of
+            // another boot, or not of an IRQ, takes it out).
+            Record::Change { seq, target, boot_id, .. } => {
+                match target.irq().filter(|_| boot_id == boot) {
+                    Some(n) => irq_of.insert(*seq, n),
+                    None => irq_of.remove(seq),
+                };
+            }
+            Record::Outcome { seq, outcome: Outcome::Refused, .. } => {
+                refused.extend(irq_of.get(seq).copied());
+            }
+            _ => {}
+        }
+    }
+    Ok(refused)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::target::Format;
-
-    #[test]
-    fn dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-    }
 
     #[test]
     fn round_trip_and_torn_tail() {
@@ -222,11 +306,11 @@ mod tests {
             old: "0-1".into(),
             new: "0".into(),
             why: "w".into(),
-            time: now_rfc3339(),
+            time: util::time::now_rfc3339(),
             boot_id: "b".into(),
         };
         j.append(&rec).unwrap_or_else(|e| panic!("{e}"));
-        j.append(&Record::Outcome { seq: 1, outcome: "applied".into(), message: None })
+        j.append(&Record::Outcome { seq: 1, outcome: Outcome::Applied, message: None })
             .unwrap_or_else(|e| panic!("{e}"));
         let mut text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(text.contains(r#""kind":"task""#) && text.contains(r#""start_time":7"#));
@@ -253,12 +337,114 @@ mod tests {
         assert_eq!(serde_json::from_str::<Record>(&line).ok(), Some(file_rec));
     }
 
+    fn change(seq: u64, path: &str, boot: &str) -> Record {
+        Record::Change {
+            seq,
+            target: Target::file(path, Format::CpuList),
+            old: "0-1".into(),
+            new: "0".into(),
+            why: String::new(),
+            time: String::new(),
+            boot_id: boot.into(),
+        }
+    }
+
+    fn write_journal(path: &Path, records: &[Record]) {
+        let mut j = Journal::open(path).unwrap_or_else(|e| panic!("{e}"));
+        for r in records {
+            j.append(r).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
+    #[test]
+    fn outcomes_keep_their_strings() {
+        let line = serde_json::to_string(&Record::Outcome {
+            seq: 2,
+            outcome: Outcome::Refused,
+            message: None,
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(line, r#"{"type":"outcome","seq":2,"outcome":"refused","message":null}"#);
+        for (o, s) in [(Outcome::Applied, "applied"), (Outcome::Gone, "gone")] {
+            let text = serde_json::to_string(&o).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(text, format!("\"{s}\""));
+        }
+        let edited = r#"{"type":"outcome","seq":2,"outcome":"maybe","message":null}"#;
+        match parse(Path::new("j"), &format!("{edited}\n")) {
+            Err(e @ JournalError::Malformed { .. }) => assert_eq!(e.exit_code(), ExitCode::Usage),
+            other => panic!("expected an edited journal to be refused, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn journals_of_other_boots_are_set_aside() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j.jsonl");
+        assert_eq!(set_aside_other_boots(&path, "b").ok(), Some(None), "no journal: nothing");
+        write_journal(&path, &[change(1, "/proc/irq/3/smp_affinity_list", "b")]);
+        assert_eq!(set_aside_other_boots(&path, "b").ok(), Some(None), "this boot's: kept");
+        assert!(path.exists());
+        let aside = set_aside_other_boots(&path, "c").unwrap_or_else(|e| panic!("{e}"));
+        let kept = dir.path().join("j.jsonl.boot-b");
+        assert_eq!(
+            aside,
+            Some(SetAside { journal: path.clone(), boot: "b".into(), kept_as: kept.clone() })
+        );
+        assert!(!path.exists() && kept.exists());
+        write_journal(&path, &[change(1, "/proc/irq/3/smp_affinity_list", "c")]);
+        assert_eq!(forget(&path).ok(), Some(dir.path().join("j.jsonl.forgotten")));
+        assert!(!path.exists());
+        write_journal(&path, &[change(1, "/proc/irq/3/smp_affinity_list", "c")]);
+        let closed = close_reverted(&path, 1, 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(closed, dir.path().join("j.jsonl.reverted"));
+        let recs = read(&closed).unwrap_or_else(|e| panic!("{e}")).unwrap_or_default();
+        assert!(matches!(recs.last(), Some(Record::Reverted { restored: 1, skipped: 0, .. })));
+        // A move that cannot happen says where to.
+        let err = forget(&path).err();
+        assert!(matches!(err, Some(JournalError::Move { .. })), "{err:?}");
+        assert_eq!(err.map(|e| e.exit_code()), Some(ExitCode::Runtime));
+    }
+
+    #[test]
+    fn refused_irqs_follow_seq_and_boot() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j.jsonl");
+        let outcome = |seq, outcome| Record::Outcome { seq, outcome, message: None };
+        write_journal(
+            &path,
+            &[
+                change(1, "/proc/irq/24/smp_affinity_list", "b"),
+                outcome(1, Outcome::Refused),
+                change(2, "/proc/irq/25/smp_affinity_list", "b"),
+                outcome(2, Outcome::Applied),
+                change(3, "/proc/irq/default_smp_affinity", "b"),
+                outcome(3, Outcome::Refused),
+                change(4, "/proc/irq/26/smp_affinity_list", "a"),
+                outcome(4, Outcome::Refused),
+                // A second apply reuses seq 2 for a refused IRQ.
+                change(2, "/proc/irq/27/smp_affinity_list", "b"),
+                outcome(2, Outcome::Refused),
+                // Seq 5 of this boot, then of another: the other boot's refusal is not ours.
+                change(5, "/proc/irq/28/smp_affinity_list", "b"),
+                outcome(5, Outcome::Applied),
+                change(5, "/proc/irq/29/smp_affinity_list", "a"),
+                outcome(5, Outcome::Refused),
+            ],
+        );
+        let irqs = refused_irqs(&path, "b").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(irqs.into_iter().collect::<Vec<_>>(), vec![24, 27]);
+        assert_eq!(refused_irqs(&dir.path().join("none"), "b").ok(), Some(BTreeSet::new()));
+    }
+
     #[test]
     fn second_lock_is_refused() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("j.jsonl");
         let first = Lock::acquire(&path).unwrap_or_else(|e| panic!("{e}"));
-        assert!(matches!(Lock::acquire(&path), Err(JournalError::Locked { .. })));
+        match Lock::acquire(&path) {
+            Err(e @ JournalError::Locked { .. }) => assert_eq!(e.exit_code(), ExitCode::Usage),
+            other => panic!("expected the lock refused, got {other:?}"),
+        }
         drop(first);
         assert!(Lock::acquire(&path).is_ok());
     }

@@ -57,20 +57,17 @@ impl RealWriter {
     }
 }
 
-/// Start time (stat field 22) and comm of a thread, from `<root>/proc/<tid>/stat`.
-pub fn task_identity(root: &Path, tid: u32) -> Option<(u64, String)> {
-    let text = fs::read_to_string(root.join(format!("proc/{tid}/stat"))).ok()?;
-    parse_stat_identity(&text)
+/// The errno of an I/O error (0 when it has none).
+fn errno(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(0)
 }
 
-/// Parse start time and comm out of a `stat` line; comm may contain spaces and parentheses.
-pub fn parse_stat_identity(stat: &str) -> Option<(u64, String)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?.to_string();
-    // After ") " come fields 3.. ; start time is field 22, i.e. index 19 of the rest.
-    let start = stat.get(close + 1..)?.split_whitespace().nth(19)?.parse().ok()?;
-    Some((start, comm))
+/// Start time (stat field 22) and comm of a thread, from `<root>/proc/<tid>/stat` (parsed by
+/// host's `stat` parser, the one the host model's tasks come from).
+pub fn task_identity(root: &Path, tid: u32) -> Option<(u64, String)> {
+    let text = fs::read_to_string(root.join(format!("proc/{tid}/stat"))).ok()?;
+    let stat = host::parse::task::stat(&text).ok()?;
+    Some((stat.start_time, stat.comm))
 }
 
 impl Writer for RealWriter {
@@ -78,9 +75,7 @@ impl Writer for RealWriter {
         match target {
             Target::File { path, format } => match fs::read_to_string(self.path(path)) {
                 Ok(text) => Ok(normalise(*format, &text)),
-                Err(e) => {
-                    Err(WriteError::from_errno(target, e.raw_os_error().unwrap_or(0), "read"))
-                }
+                Err(e) => Err(WriteError::from_errno(target, errno(&e), "read")),
             },
             Target::Task { tid, .. } => {
                 if !self.is_live() {
@@ -91,9 +86,9 @@ impl Writer for RealWriter {
                     ));
                 }
                 self.check_identity(target)?;
-                get_affinity(*tid)
+                util::sched::get_affinity(*tid)
                     .map(|s| s.to_list())
-                    .map_err(|e| WriteError::from_errno(target, e, "sched_getaffinity"))
+                    .map_err(|e| WriteError::from_errno(target, errno(&e), "sched_getaffinity"))
             }
         }
     }
@@ -106,19 +101,13 @@ impl Writer for RealWriter {
                     .write(true)
                     .truncate(!self.is_live())
                     .open(&full)
-                    .map_err(|e| {
-                        WriteError::from_errno(
-                            target,
-                            e.raw_os_error().unwrap_or(0),
-                            "open for writing",
-                        )
-                    })?;
+                    .map_err(|e| WriteError::from_errno(target, errno(&e), "open for writing"))?;
                 let mut bytes = value.as_bytes().to_vec();
                 bytes.push(b'\n');
                 // One write(2): sysfs/procfs take the value from a single call.
-                let n = f.write(&bytes).map_err(|e| {
-                    WriteError::from_errno(target, e.raw_os_error().unwrap_or(0), "write")
-                })?;
+                let n = f
+                    .write(&bytes)
+                    .map_err(|e| WriteError::from_errno(target, errno(&e), "write"))?;
                 if n != bytes.len() {
                     return Err(WriteError::new(
                         ErrorKind::Failed,
@@ -144,8 +133,8 @@ impl Writer for RealWriter {
                     )
                 })?;
                 self.check_identity(target)?;
-                set_affinity(*tid, &set)
-                    .map_err(|e| WriteError::from_errno(target, e, "sched_setaffinity"))
+                util::sched::set_affinity(*tid, &set)
+                    .map_err(|e| WriteError::from_errno(target, errno(&e), "sched_setaffinity"))
             }
         }
     }
@@ -157,57 +146,23 @@ impl Writer for RealWriter {
     }
 }
 
-/// `sched_getaffinity(tid)`; the errno on failure.
-pub fn get_affinity(tid: u32) -> Result<CpuSet, i32> {
-    // SAFETY: cpu_set_t is plain data; all-zero is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
-    let rc = unsafe {
-        libc::sched_getaffinity(
-            tid as libc::pid_t,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            &mut set,
-        )
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
-    }
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: CPU_ISSET reads the initialised set for cpu < CPU_SETSIZE.
-    Ok((0..max).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
-}
-
-/// `sched_setaffinity(tid, set)`; the errno on failure.
-pub fn set_affinity(tid: u32, cpus: &CpuSet) -> Result<(), i32> {
-    // SAFETY: cpu_set_t is plain data; all-zero is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    for c in cpus.iter().filter(|&c| c < max) {
-        // SAFETY: c < CPU_SETSIZE, `set` is a valid cpu_set_t.
-        unsafe { libc::CPU_SET(c, &mut set) };
-    }
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; the kernel only reads it.
-    let rc = unsafe {
-        libc::sched_setaffinity(tid as libc::pid_t, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::target::Format;
 
     #[test]
-    fn stat_identity_handles_odd_comm() {
+    fn task_identity_reads_stat_under_a_root() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let stat =
             "1234 (a (b) c) S 1 1234 1234 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10";
-        assert_eq!(parse_stat_identity(stat), Some((987654, "a (b) c".to_string())));
-        assert_eq!(parse_stat_identity("1234 (x) S 1"), None);
-        assert_eq!(parse_stat_identity(""), None);
+        fs::create_dir_all(dir.path().join("proc/1234")).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(dir.path().join("proc/1234/stat"), stat).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(task_identity(dir.path(), 1234), Some((987654, "a (b) c".to_string())));
+        fs::write(dir.path().join("proc/1234/stat"), "1234 (x) S 1")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(task_identity(dir.path(), 1234), None, "a truncated line");
+        assert_eq!(task_identity(dir.path(), 99), None, "no such task");
     }
 
     #[test]
@@ -226,11 +181,15 @@ mod tests {
     }
 
     #[test]
-    fn own_affinity_reads_back() {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
-        let set = get_affinity(tid).unwrap_or_else(|e| panic!("errno {e}"));
-        assert!(!set.is_empty());
-        set_affinity(tid, &set).unwrap_or_else(|e| panic!("errno {e}"));
+    fn own_affinity_reads_back_and_writes_back() {
+        let tid = util::sched::gettid();
+        let (start_time, comm) =
+            task_identity(Path::new("/"), tid).unwrap_or_else(|| panic!("no stat for tid {tid}"));
+        let t = Target::Task { pid: std::process::id(), tid, start_time, comm };
+        let mut w = RealWriter::live();
+        let aff = w.read(&t).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!aff.is_empty());
+        w.write(&t, &aff).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(w.read(&t), Ok(aff));
     }
 }

@@ -60,18 +60,21 @@ impl Target {
     /// IRQ, task or other.
     pub fn class(&self) -> TargetClass {
         match self {
-            Target::File { path, .. } if is_irq_path(path) => TargetClass::Irq,
+            Target::File { .. } if self.irq().is_some() => TargetClass::Irq,
             Target::File { .. } => TargetClass::Other,
             Target::Task { .. } => TargetClass::Task,
         }
     }
-}
 
-/// `/proc/irq/<number>/…` (not `/proc/irq/default_smp_affinity`).
-fn is_irq_path(path: &str) -> bool {
-    path.strip_prefix("/proc/irq/")
-        .and_then(|rest| rest.split('/').next())
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    /// The IRQ number of a `/proc/irq/<number>/…` file (not `/proc/irq/default_smp_affinity`).
+    pub fn irq(&self) -> Option<u32> {
+        let Target::File { path, .. } = self else { return None };
+        let n = path.strip_prefix("/proc/irq/")?.split('/').next()?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        n.parse().ok()
+    }
 }
 
 impl fmt::Display for Target {
@@ -150,5 +153,8 @@ mod tests {
             Target::file("/proc/irq/default_smp_affinity", Format::CpuMask).class(),
             TargetClass::Other
         );
+        assert_eq!(Target::file("/proc/irq/24/smp_affinity", Format::CpuMask).irq(), Some(24));
+        assert_eq!(Target::file("/proc/irq/default_smp_affinity", Format::CpuMask).irq(), None);
+        assert_eq!(Target::file("/proc/irqx/2", Format::Text).irq(), None);
     }
 }

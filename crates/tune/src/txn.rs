@@ -2,8 +2,11 @@
 //! failure rolls back what was done, in reverse), preview without writing, and revert from the
 //! journal alone.
 
+use util::exit::{Classify, ExitCode};
+use util::time::now_rfc3339;
+
 use crate::changes::Change;
-use crate::journal::{now_rfc3339, Journal, JournalError, Record};
+use crate::journal::{Journal, JournalError, Outcome, Record};
 use crate::target::{same_value, Target};
 use crate::writer::{ErrorKind, WriteError, Writer};
 
@@ -37,12 +40,24 @@ pub enum ApplyError {
     /// The journal could not be written before the first change: nothing was changed.
     #[error("{0}; nothing was changed")]
     Journal(JournalError),
-    /// A step failed; every change made so far was undone.
+    /// A step failed, or the caller cancelled (`interrupted`); every change made so far was
+    /// undone.
     #[error("{cause}; rolled back all {restored} change(s) made so far, the host is as before")]
-    RolledBack { cause: String, restored: usize },
+    RolledBack { cause: String, restored: usize, interrupted: bool },
     /// A step failed and rollback could not undo everything.
     #[error("{cause}; rollback left {} change(s) in place: {}; run `lowlat revert`", left.len(), left.join("; "))]
     Partial { cause: String, left: Vec<String> },
+}
+
+impl Classify for ApplyError {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            ApplyError::Journal(e) => e.exit_code(),
+            ApplyError::RolledBack { interrupted: true, .. } => ExitCode::Interrupted,
+            ApplyError::RolledBack { interrupted: false, .. } => ExitCode::Runtime,
+            ApplyError::Partial { .. } => ExitCode::PartialApply,
+        }
+    }
 }
 
 /// One row of a dry run.
@@ -107,15 +122,11 @@ pub fn apply_with(
     let mut report = ApplyReport::default();
     for (i, change) in changes.iter().enumerate() {
         if let Err(cause) = step(writer, journal, change, i as u64 + 1, &boot_id, &mut report) {
-            return Err(rollback(writer, journal, &report.applied, cause));
+            return Err(rollback(writer, journal, &report.applied, cause, false));
         }
         if !after_step(i + 1) {
-            return Err(rollback(
-                writer,
-                journal,
-                &report.applied,
-                format!("interrupted after step {}", i + 1),
-            ));
+            let cause = format!("interrupted after step {}", i + 1);
+            return Err(rollback(writer, journal, &report.applied, cause, true));
         }
     }
     let commit = Record::Commit {
@@ -124,7 +135,7 @@ pub fn apply_with(
         refused: report.refused.len(),
     };
     if let Err(e) = journal.append(&commit) {
-        return Err(rollback(writer, journal, &report.applied, e.to_string()));
+        return Err(rollback(writer, journal, &report.applied, e.to_string(), false));
     }
     Ok(report)
 }
@@ -171,21 +182,19 @@ fn step(
     let (outcome, message) = match writer.write(&change.target, &change.new) {
         Ok(()) => {
             report.applied.push(done(&old, None));
-            ("applied", None)
+            (Outcome::Applied, None)
         }
         Err(e) if e.kind == ErrorKind::Refused => {
             report.refused.push(done(&old, Some(e.message.clone())));
-            ("refused", Some(e.message))
+            (Outcome::Refused, Some(e.message))
         }
         Err(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Missing) => {
             report.skipped.push(done(&old, Some(e.message.clone())));
-            ("gone", Some(e.message))
+            (Outcome::Gone, Some(e.message))
         }
         Err(e) => return Err(e.to_string()),
     };
-    journal
-        .append(&Record::Outcome { seq, outcome: outcome.into(), message })
-        .map_err(|e| e.to_string())
+    journal.append(&Record::Outcome { seq, outcome, message }).map_err(|e| e.to_string())
 }
 
 /// Undo `applied` in reverse; the error to return.
@@ -194,6 +203,7 @@ fn rollback(
     journal: &mut Journal,
     applied: &[Done],
     cause: String,
+    interrupted: bool,
 ) -> ApplyError {
     let mut left = Vec::new();
     for d in applied.iter().rev() {
@@ -209,7 +219,7 @@ fn rollback(
     // Best effort: the journal already holds every change, so revert works without this line.
     let _ = journal.append(&Record::RolledBack { time: now_rfc3339(), left: left.clone() });
     if left.is_empty() {
-        ApplyError::RolledBack { cause, restored: applied.len() }
+        ApplyError::RolledBack { cause, restored: applied.len(), interrupted }
     } else {
         ApplyError::Partial { cause, left }
     }
@@ -228,19 +238,21 @@ pub struct RevertReport {
     pub failed: Vec<(Done, WriteError)>,
 }
 
-/// Why `revert` refused to start.
-#[derive(Debug, thiserror::Error)]
-pub enum RevertError {
-    #[error(
-        "{count} journal entries were recorded in boot {recorded}, but this is boot {current}: \
-         runtime values were reset by the reboot, so there is nothing of theirs to restore \
-         (move the journal aside, e.g. `lowlat revert --forget`, to start afresh)"
-    )]
-    OtherBoot { recorded: String, current: String, count: usize },
+/// Why `revert` refused to start: the journal's changes were made in another boot.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{count} journal entries were recorded in boot {recorded}, but this is boot {current}: \
+     runtime values were reset by the reboot, so there is nothing of theirs to restore \
+     (move the journal aside, e.g. `lowlat revert --forget`, to start afresh)"
+)]
+pub struct OtherBoot {
+    pub recorded: String,
+    pub current: String,
+    pub count: usize,
 }
 
 /// Restore every change in `records` to its old value, newest first.
-pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertReport, RevertError> {
+pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertReport, OtherBoot> {
     let current = writer.boot_id();
     let foreign: Vec<&String> = records
         .iter()
@@ -250,11 +262,7 @@ pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertRepor
         })
         .collect();
     if let Some(first) = foreign.first() {
-        return Err(RevertError::OtherBoot {
-            recorded: (*first).clone(),
-            current,
-            count: foreign.len(),
-        });
+        return Err(OtherBoot { recorded: (*first).clone(), current, count: foreign.len() });
     }
     let mut report = RevertReport::default();
     for r in records.iter().rev() {
@@ -290,4 +298,31 @@ pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertRepor
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fake::FakeWriter;
+    use crate::target::Format;
+
+    #[test]
+    fn errors_map_to_exit_codes() {
+        let mut fake = FakeWriter::new().with_file("/proc/sys/vm/stat_interval", "1");
+        let changes = [Change {
+            target: Target::file("/proc/sys/vm/stat_interval", Format::Text),
+            new: "10".into(),
+            why: String::new(),
+        }];
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut j = Journal::open(&dir.path().join("j")).unwrap_or_else(|e| panic!("{e}"));
+        let cancelled = apply_with(&mut fake, &mut j, &changes, None, &mut |_| false);
+        assert_eq!(cancelled.err().map(|e| e.exit_code()), Some(ExitCode::Interrupted));
+        assert_eq!(fake.files["/proc/sys/vm/stat_interval"], "1");
+        fake.fail_write = Some(fake.log.len() + 1);
+        let failed = apply(&mut fake, &mut j, &changes, None);
+        assert_eq!(failed.err().map(|e| e.exit_code()), Some(ExitCode::Runtime));
+        let partial = ApplyError::Partial { cause: "x".into(), left: vec!["y".into()] };
+        assert_eq!(partial.exit_code(), ExitCode::PartialApply);
+    }
 }

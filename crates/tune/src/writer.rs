@@ -2,6 +2,8 @@
 //! value and writes a new one. Errors are classified so the transaction can tell a refusal the
 //! kernel is entitled to (managed IRQ, per-CPU kthread) from a real failure.
 
+use util::exit::{Classify, ExitCode};
+
 use crate::target::{Target, TargetClass};
 
 /// Why a read or write did not happen.
@@ -54,6 +56,14 @@ impl WriteError {
             _ => "",
         };
         WriteError::new(kind, target, format!("{what}: {text}{why}"))
+    }
+}
+
+impl Classify for WriteError {
+    /// A write to the host that did not happen is a runtime failure, whatever its kind (the
+    /// transaction classifies refusals and vanished targets before they become errors).
+    fn exit_code(&self) -> ExitCode {
+        ExitCode::Runtime
     }
 }
 

@@ -4,10 +4,10 @@
 
 use cpuset::CpuSet;
 
-use crate::model::{Check, Input, Status};
+use crate::model::{Check, Group, Input, Status};
 use crate::sets::{flags_and_cpus, same_arg, token, tokens, Sets};
 
-const G: &str = "boot";
+const G: Group = Group::Boot;
 
 /// Keys a command line may legitimately repeat.
 const REPEATABLE: &[&str] = &["console", "hugepagesz", "hugepages", "BOOT_IMAGE", "initrd"];

@@ -5,10 +5,10 @@
 use cpuset::CpuSet;
 use host::InterruptTable;
 
-use crate::model::{Check, Input, Status};
+use crate::model::{Check, Group, Input, Status};
 use crate::sets::{capped, Sets};
 
-const G: &str = "irq";
+const G: Group = Group::Irq;
 
 pub fn checks(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
     let mut out = effective(inp, sets);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use cpuset::CpuSet;
 use plan::RuntimeItem;
 
-use crate::model::{Check, Input, Status};
+use crate::model::{Check, Group, Input, Status};
 use crate::sets::{capped, Sets};
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
@@ -41,7 +41,7 @@ fn workqueues(inp: &Input<'_>, sets: &Sets) -> Check {
         all.push((format!("/sys/devices/virtual/workqueue/{name}/cpumask"), m));
     }
     if all.is_empty() {
-        return Check::new("workqueues", "workqueue-masks", Status::NotApplicable)
+        return Check::new(Group::Workqueues, "workqueue-masks", Status::NotApplicable)
             .ev("no workqueue cpumask files read");
     }
     let bad: Vec<String> = all
@@ -50,13 +50,13 @@ fn workqueues(inp: &Input<'_>, sets: &Sets) -> Check {
         .map(|(p, m)| format!("{p} = {} includes isolated CPUs", m.to_list()))
         .collect();
     if bad.is_empty() {
-        Check::new("workqueues", "workqueue-masks", Status::Pass).ev(format!(
+        Check::new(Group::Workqueues, "workqueue-masks", Status::Pass).ev(format!(
             "{} unbound workqueue masks on housekeeping CPUs {}",
             all.len(),
             sets.hk.to_list()
         ))
     } else {
-        Check::new("workqueues", "workqueue-masks", Status::Fail)
+        Check::new(Group::Workqueues, "workqueue-masks", Status::Fail)
             .evs(capped(bad, 10))
             .fix(apply_fix(inp))
     }
@@ -73,7 +73,7 @@ fn selected(s: &str) -> String {
 }
 
 fn compare(
-    group: &str,
+    group: Group,
     id: String,
     what: &str,
     have: Option<String>,
@@ -109,7 +109,7 @@ fn runtime_items(inp: &Input<'_>, files: &BTreeMap<String, String>) -> Vec<Check
                     files.get(&format!("/proc/sys/{}", name.replace('.', "/"))).cloned()
                 });
                 out.push(compare(
-                    "sysctl",
+                    Group::Sysctl,
                     format!("sysctl:{name}"),
                     name,
                     have,
@@ -124,7 +124,7 @@ fn runtime_items(inp: &Input<'_>, files: &BTreeMap<String, String>) -> Vec<Check
                     KSM => "ksm".to_string(),
                     _ => format!("file:{abs}"),
                 };
-                let group = if id == "thp" || id == "ksm" { "memory" } else { "files" };
+                let group = if id == "thp" || id == "ksm" { Group::Memory } else { Group::Files };
                 out.push(compare(
                     group,
                     id,
@@ -150,13 +150,13 @@ fn runtime_items(inp: &Input<'_>, files: &BTreeMap<String, String>) -> Vec<Check
                     }
                 }
                 out.push(if seen == 0 {
-                    Check::new("power", "energy-perf-bias", Status::NotApplicable)
+                    Check::new(Group::Power, "energy-perf-bias", Status::NotApplicable)
                         .ev("energy_perf_bias not exposed here")
                 } else if bad.is_empty() {
-                    Check::new("power", "energy-perf-bias", Status::Pass)
+                    Check::new(Group::Power, "energy-perf-bias", Status::Pass)
                         .ev(format!("{seen} CPUs at {value}"))
                 } else {
-                    Check::new("power", "energy-perf-bias", Status::Fail)
+                    Check::new(Group::Power, "energy-perf-bias", Status::Fail)
                         .evs(capped(bad, 8))
                         .fix(apply_fix(inp))
                 });
@@ -185,11 +185,11 @@ fn sysctl_conf(inp: &Input<'_>) -> Check {
         })
         .collect();
     if planned.is_empty() {
-        return Check::new("sysctl", "sysctl-config-files", Status::NotApplicable)
+        return Check::new(Group::Sysctl, "sysctl-config-files", Status::NotApplicable)
             .ev("no sysctls planned");
     }
     if inp.sysctl_conf.is_empty() {
-        return Check::new("sysctl", "sysctl-config-files", Status::Pass)
+        return Check::new(Group::Sysctl, "sysctl-config-files", Status::Pass)
             .ev("no sysctl.d / sysctl.conf entry touches the planned sysctls (or none readable)");
     }
     let norm_key = |k: &str| k.replace('/', ".");
@@ -203,10 +203,10 @@ fn sysctl_conf(inp: &Input<'_>) -> Check {
         })
         .collect();
     if clashes.is_empty() {
-        Check::new("sysctl", "sysctl-config-files", Status::Pass)
+        Check::new(Group::Sysctl, "sysctl-config-files", Status::Pass)
             .ev("no config file sets a planned sysctl to another value")
     } else {
-        Check::new("sysctl", "sysctl-config-files", Status::Warn)
+        Check::new(Group::Sysctl, "sysctl-config-files", Status::Warn)
             .ev("the next `sysctl --system` (every boot, some package scripts) sets these back:")
             .evs(capped(clashes, 8))
             .fix("change or remove those lines, or render the plan's sysctls into /etc/sysctl.d (`lowlat render --plan FILE tuned`)")
@@ -225,12 +225,12 @@ fn governor_check(inp: &Input<'_>, cpus: &CpuSet, want: &str) -> Check {
         }
     }
     if seen == 0 {
-        Check::new("power", "governor", Status::NotApplicable)
+        Check::new(Group::Power, "governor", Status::NotApplicable)
             .ev("no cpufreq governor exposed (VM or no driver)")
     } else if bad.is_empty() {
-        Check::new("power", "governor", Status::Pass).ev(format!("{seen} CPUs use {want}"))
+        Check::new(Group::Power, "governor", Status::Pass).ev(format!("{seen} CPUs use {want}"))
     } else {
-        Check::new("power", "governor", Status::Fail)
+        Check::new(Group::Power, "governor", Status::Fail)
             .ev(format!("planned {want}"))
             .evs(capped(bad, 8))
             .fix(apply_fix(inp))
@@ -262,12 +262,12 @@ fn idle(inp: &Input<'_>, cpus: &CpuSet, max_us: u64) -> Vec<Check> {
         }
     }
     let mut out = vec![if ok == 0 && bad.is_empty() {
-        Check::new("power", "idle-limit", Status::NotApplicable).ev("no cpuidle / PM QoS data")
+        Check::new(Group::Power, "idle-limit", Status::NotApplicable).ev("no cpuidle / PM QoS data")
     } else if bad.is_empty() {
-        Check::new("power", "idle-limit", Status::Pass)
+        Check::new(Group::Power, "idle-limit", Status::Pass)
             .ev(format!("{ok} CPUs limited to exit latency <= {max_us} µs"))
     } else {
-        Check::new("power", "idle-limit", Status::Fail).evs(capped(bad, 8)).fix(apply_fix(inp))
+        Check::new(Group::Power, "idle-limit", Status::Fail).evs(capped(bad, 8)).fix(apply_fix(inp))
     }];
     // Effect: did deep states get entered during the window?
     if let Some(w) = inp.window.as_ref().filter(|_| inp.live) {
@@ -294,16 +294,16 @@ fn idle(inp: &Input<'_>, cpus: &CpuSet, max_us: u64) -> Vec<Check> {
             }
         }
         out.push(if entered.is_empty() {
-            Check::new("power", "cstate-usage", Status::Pass)
+            Check::new(Group::Power, "cstate-usage", Status::Pass)
                 .ev(format!("no idle state deeper than {max_us} µs entered on {}", cpus.to_list()))
         } else {
-            Check::new("power", "cstate-usage", Status::Fail)
+            Check::new(Group::Power, "cstate-usage", Status::Fail)
                 .evs(capped(entered, 8))
                 .fix(apply_fix(inp))
         });
     } else {
         out.push(
-            Check::new("power", "cstate-usage", Status::NotApplicable)
+            Check::new(Group::Power, "cstate-usage", Status::NotApplicable)
                 .ev("needs the live host (usage deltas over a window)"),
         );
     }
@@ -318,7 +318,7 @@ fn thp_ksm(inp: &Input<'_>) -> Vec<Check> {
     if !planned(THP) {
         let v = inp.host.memory.thp_enabled.clone().unwrap_or_else(|| "unknown".into());
         out.push(
-            Check::new("memory", "thp", Status::NotApplicable)
+            Check::new(Group::Memory, "thp", Status::NotApplicable)
                 .ev(format!("not planned; transparent_hugepage/enabled = {v}")),
         );
     }
@@ -326,7 +326,7 @@ fn thp_ksm(inp: &Input<'_>) -> Vec<Check> {
         let v = inp.host.memory.ksm_run.clone().unwrap_or_else(|| "unknown".into());
         let status = if v == "1" { Status::Warn } else { Status::NotApplicable };
         out.push(
-            Check::new("memory", "ksm", status)
+            Check::new(Group::Memory, "ksm", status)
                 .ev(format!("not planned; ksm/run = {v}"))
                 .fix("KSM scans memory on every CPU: plan `ksm/run=2` (lowlat plan) and apply"),
         );
@@ -348,7 +348,8 @@ fn size_kb(size: &str) -> Option<u64> {
 fn hugepages(inp: &Input<'_>) -> Check {
     let reqs = &inp.plan.options.hugepages;
     if reqs.is_empty() {
-        return Check::new("memory", "hugepages", Status::NotApplicable).ev("no hugepages planned");
+        return Check::new(Group::Memory, "hugepages", Status::NotApplicable)
+            .ev("no hugepages planned");
     }
     let mut bad = Vec::new();
     let mut ev = Vec::new();
@@ -377,9 +378,9 @@ fn hugepages(inp: &Input<'_>) -> Check {
         }
     }
     if bad.is_empty() {
-        Check::new("memory", "hugepages", Status::Pass).evs(ev)
+        Check::new(Group::Memory, "hugepages", Status::Pass).evs(ev)
     } else {
-        Check::new("memory", "hugepages", Status::Fail)
+        Check::new(Group::Memory, "hugepages", Status::Fail)
             .evs(bad)
             .evs(ev)
             .fix(format!("`lowlat render {} cmdline` adds hugepagesz=/hugepages= (per-node: the OpenShift profile); reboot", inp.plan_arg))
@@ -388,37 +389,37 @@ fn hugepages(inp: &Input<'_>) -> Check {
 
 fn rt_throttling(inp: &Input<'_>) -> Check {
     let Some(v) = inp.host.sysctls.values.get("kernel.sched_rt_runtime_us") else {
-        return Check::new("rt", "rt-throttling", Status::NotApplicable)
+        return Check::new(Group::Rt, "rt-throttling", Status::NotApplicable)
             .ev("kernel.sched_rt_runtime_us not read");
     };
     let rt = inp.host.kernel.realtime == Some(true);
     let ev = format!("kernel.sched_rt_runtime_us = {v}");
     match (v.trim() == "-1", rt, inp.plan.options.rt_kernel) {
-        (true, false, _) => Check::new("rt", "rt-throttling", Status::Warn)
+        (true, false, _) => Check::new(Group::Rt, "rt-throttling", Status::Warn)
             .ev(ev)
             .ev("RT throttling is off on a non-RT kernel: a runaway SCHED_FIFO task can starve kthreads and hang the CPU")
             .fix("keep sched_rt_runtime_us=950000 unless the kernel is PREEMPT_RT (and run stalld)"),
-        (false, _, true) => Check::new("rt", "rt-throttling", Status::Warn)
+        (false, _, true) => Check::new(Group::Rt, "rt-throttling", Status::Warn)
             .ev(ev)
             .ev("RT throttling is on: a busy-polling FIFO workload is paused for 50 ms each second")
             .fix(format!("plan kernel.sched_rt_runtime_us=-1 with the RT kernel and apply (`lowlat apply {}`)", inp.plan_arg)),
-        _ => Check::new("rt", "rt-throttling", Status::Pass).ev(ev),
+        _ => Check::new(Group::Rt, "rt-throttling", Status::Pass).ev(ev),
     }
 }
 
 fn container_fifo(inp: &Input<'_>) -> Check {
     let chain = &inp.rt_runtime_chain;
     if chain.is_empty() {
-        return Check::new("rt", "container-sched-fifo", Status::NotApplicable)
+        return Check::new(Group::Rt, "container-sched-fifo", Status::NotApplicable)
             .ev("no cgroup-v1 cpu.rt_runtime_us (kernel without RT_GROUP_SCHED, or cgroup v2): containers need only CAP_SYS_NICE");
     }
     let zero: Vec<String> =
         chain.iter().filter(|(_, v)| *v == 0).map(|(p, v)| format!("{p} = {v}")).collect();
     let all: Vec<String> = chain.iter().map(|(p, v)| format!("{p} = {v}")).collect();
     if zero.is_empty() {
-        Check::new("rt", "container-sched-fifo", Status::Pass).evs(capped(all, 8))
+        Check::new(Group::Rt, "container-sched-fifo", Status::Pass).evs(capped(all, 8))
     } else {
-        Check::new("rt", "container-sched-fifo", Status::Warn)
+        Check::new(Group::Rt, "container-sched-fifo", Status::Warn)
             .ev("cgroups with cpu.rt_runtime_us = 0 cannot run SCHED_FIFO tasks: sched_setscheduler fails with EPERM inside them")
             .evs(capped(zero, 8))
             .fix("give the chain an RT budget (parent first: e.g. docker run --cpu-rt-runtime=950000, or write cpu.rt_runtime_us down the path)")

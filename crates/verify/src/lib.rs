@@ -1,9 +1,11 @@
 //! Effect-based checks of a host against a plan. Each check is a small unit with an id, a
 //! status (pass / fail / warn / expected-residue / pending-reboot / n.a.), evidence, and a fix
-//! naming the lowlat step. Pure: the caller gathers the [`Input`] (host model, plan, live
-//! window, boot loader entries); [`verify`] returns the [`Report`].
+//! naming the lowlat step. The checks are pure: [`verify`] turns an [`Input`] (host model,
+//! plan, live window, boot loader entries) into the [`Report`]; [`gather`] reads that
+//! evidence through a `host::Root` ([`gather::run`] does both).
 
 pub mod boot;
+pub mod gather;
 pub mod implied;
 pub mod irq;
 pub mod knobs;
@@ -12,6 +14,7 @@ pub mod render;
 pub mod sets;
 pub mod tasks;
 
+pub use gather::{run, Request, Verified};
 pub use implied::implied_plan;
 pub use model::*;
 

@@ -43,13 +43,57 @@ impl Status {
     }
 }
 
+/// What a check is about; the terminal table shows the groups in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Group {
+    Boot,
+    Irq,
+    Tasks,
+    Workqueues,
+    Sysctl,
+    Files,
+    Memory,
+    Power,
+    Rt,
+}
+
+impl Group {
+    /// Every group, in display order.
+    pub const ALL: [Group; 9] = [
+        Group::Boot,
+        Group::Irq,
+        Group::Tasks,
+        Group::Workqueues,
+        Group::Sysctl,
+        Group::Files,
+        Group::Memory,
+        Group::Power,
+        Group::Rt,
+    ];
+
+    /// The name used in tables, JSON and JUnit.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::Boot => "boot",
+            Group::Irq => "irq",
+            Group::Tasks => "tasks",
+            Group::Workqueues => "workqueues",
+            Group::Sysctl => "sysctl",
+            Group::Files => "files",
+            Group::Memory => "memory",
+            Group::Power => "power",
+            Group::Rt => "rt",
+        }
+    }
+}
+
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Check {
     /// Stable kebab-case id (`irq-effective-affinity`, `sysctl:kernel.timer_migration`, …).
     pub id: String,
-    /// `boot`, `irq`, `tasks`, `workqueues`, `sysctl`, `memory`, `power`, `rt`.
-    pub group: String,
+    pub group: Group,
     pub status: Status,
     /// One line per fact that shows it (files and values).
     pub evidence: Vec<String>,
@@ -58,8 +102,8 @@ pub struct Check {
 }
 
 impl Check {
-    pub(crate) fn new(group: &str, id: impl Into<String>, status: Status) -> Self {
-        Check { id: id.into(), group: group.into(), status, evidence: Vec::new(), fix: None }
+    pub(crate) fn new(group: Group, id: impl Into<String>, status: Status) -> Self {
+        Check { id: id.into(), group, status, evidence: Vec::new(), fix: None }
     }
     pub(crate) fn ev(mut self, line: impl Into<String>) -> Self {
         self.evidence.push(line.into());
@@ -149,12 +193,8 @@ pub struct Window {
     pub idle_after: Vec<CpuPower>,
 }
 
-/// A workload task to accept on isolated CPUs: pid or comm.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Allow {
-    Pid(u32),
-    Comm(String),
-}
+/// A workload task to accept on isolated CPUs: pid or comm (the same as `apply`'s).
+pub use tune::Allow;
 
 /// Everything one verify run looks at.
 #[derive(Debug, Clone)]

@@ -3,27 +3,36 @@
 
 use std::fmt::Write;
 
-use crate::model::{Report, Status};
+use crate::gather::Verified;
+use crate::model::{Group, Report, Status};
 
-/// Groups in display order.
-const GROUPS: &[&str] =
-    &["boot", "irq", "tasks", "workqueues", "sysctl", "files", "memory", "power", "rt"];
+/// The terminal view of a run: what was checked against what, then [`table`].
+pub fn terminal(v: &Verified) -> String {
+    let list = |s: &cpuset::CpuSet| if s.is_empty() { "-".to_string() } else { s.to_list() };
+    let mut out = format!(
+        "lowlat verify: {} against plan {:?} (isolated {}, housekeeping {}){}\n\n",
+        v.source,
+        v.plan.name,
+        list(&v.plan.isolated),
+        list(&v.plan.reserved),
+        if v.live { "" } else { "; live-only checks are n.a." }
+    );
+    if v.plan.isolated.is_empty() {
+        out.push_str("note: the plan isolates no CPU, so most checks have nothing to check; make one with `lowlat plan -o plan.yaml` and pass --plan\n\n");
+    }
+    out.push_str(&table(&v.report));
+    out
+}
 
 /// The grouped table: one line per check, evidence indented below, fix after `→`.
 pub fn table(report: &Report) -> String {
     let mut out = String::new();
-    let mut groups: Vec<&str> = GROUPS.to_vec();
-    for c in &report.checks {
-        if !groups.contains(&c.group.as_str()) {
-            groups.push(&c.group);
-        }
-    }
-    for g in groups {
+    for g in Group::ALL {
         let checks: Vec<_> = report.checks.iter().filter(|c| c.group == g).collect();
         if checks.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "{g}");
+        let _ = writeln!(out, "{}", g.as_str());
         for c in checks {
             let first = c.evidence.first().map(String::as_str).unwrap_or("");
             let _ = writeln!(out, "  {:<16} {:<30} {first}", c.status.as_str(), c.id);
@@ -62,7 +71,8 @@ pub fn junit(report: &Report) -> String {
     );
     for c in &report.checks {
         let evidence = esc(&c.evidence.join("\n"));
-        let _ = write!(out, "  <testcase classname=\"{}\" name=\"{}\">", esc(&c.group), esc(&c.id));
+        let _ =
+            write!(out, "  <testcase classname=\"{}\" name=\"{}\">", c.group.as_str(), esc(&c.id));
         match c.status {
             Status::Fail => {
                 let msg = esc(c.evidence.first().map(String::as_str).unwrap_or("failed"));

@@ -24,34 +24,8 @@ impl Sets {
     }
 }
 
-/// Split an isolcpus-style value into sorted flags and the cpu set (`None` when the value
-/// holds no cpu-list).
-pub fn flags_and_cpus(value: &str) -> (Vec<String>, Option<CpuSet>) {
-    let mut flags = Vec::new();
-    let mut cpus: Vec<&str> = Vec::new();
-    for part in value.split(',') {
-        if part.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) {
-            flags.push(part.to_string());
-        } else {
-            cpus.push(part);
-        }
-    }
-    flags.sort();
-    let set = if cpus.is_empty() { None } else { CpuSet::parse_list(&cpus.join(",")).ok() };
-    (flags, set)
-}
-
-/// Kernel-argument values compared as parsed sets (flags and cpus), else as text.
-pub fn same_arg(a: Option<&str>, b: Option<&str>) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => match (flags_and_cpus(a), flags_and_cpus(b)) {
-            ((fa, Some(ca)), (fb, Some(cb))) => fa == fb && ca == cb,
-            _ => a == b,
-        },
-        (None, None) => true,
-        _ => false,
-    }
-}
+/// Kernel-argument values compared as sets: `apply` and `verify` share one rule.
+pub use tune::changes::{flags_and_cpus, same_arg};
 
 /// `key=value` or `key`.
 pub fn token(key: &str, value: Option<&str>) -> String {

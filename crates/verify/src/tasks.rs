@@ -4,10 +4,10 @@
 
 use host::Task;
 
-use crate::model::{Allow, Check, Input, Status};
+use crate::model::{Allow, Check, Group, Input, Status};
 use crate::sets::{capped, Sets};
 
-const G: &str = "tasks";
+const G: Group = Group::Tasks;
 
 fn line(t: &Task) -> String {
     let aff = t.allowed_cpus.as_ref().map_or("?".into(), |a| a.to_list());
@@ -19,10 +19,7 @@ fn line(t: &Task) -> String {
 }
 
 fn allowlisted(t: &Task, allow: &[Allow]) -> bool {
-    allow.iter().any(|a| match a {
-        Allow::Pid(p) => t.pid == *p || t.tid == *p,
-        Allow::Comm(c) => t.comm == *c,
-    })
+    allow.iter().any(|a| a.matches(t))
 }
 
 fn on_iso(t: &Task, sets: &Sets) -> bool {
