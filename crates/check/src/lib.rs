@@ -339,8 +339,15 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
              and ticks measure the measurement tools' default CPUs.",
         ));
     }
-    let fsync_dir = cfg.fsync_dir.clone().unwrap_or_else(|| cfg.out.join("fsync-probe.tmp"));
-    let _ = std::fs::create_dir_all(&fsync_dir);
+    // The default probe directory is new and private (never one planted in a shared --out).
+    let fsync_dir = match &cfg.fsync_dir {
+        Some(d) => {
+            let _ = std::fs::create_dir_all(d);
+            d.clone()
+        }
+        None => util::fs::create_unique_dir(&cfg.out, "fsync-probe.")
+            .unwrap_or_else(|_| cfg.out.join("fsync-probe")),
+    };
     let plan = job.plan.take();
     job.run(&measure_steps(cfg, plan.as_ref(), &fsync_dir), on);
     if cfg.fsync_dir.is_none() {

@@ -157,7 +157,8 @@ pub fn run(exe: &Path, step: &Step) -> Outcome {
     cmd.args(&step.args).stdin(Stdio::null()).stderr(Stdio::piped());
     let _ = std::fs::remove_file(&step.file);
     if step.stdout_to_file {
-        match std::fs::File::create(&step.file) {
+        // A new file (O_EXCL, O_NOFOLLOW): nothing planted at its name is written through.
+        match util::fs::create_new(&step.file, 0o644) {
             Ok(f) => cmd.stdout(f),
             Err(e) => {
                 return Outcome::Failed(format!("cannot create {}: {e}", step.file.display()))

@@ -47,7 +47,12 @@ fn quick_check_runs_every_step_and_writes_the_report() {
     ] {
         assert!(out.join(f).is_file(), "{f} not written:\n{stdout}");
     }
-    assert!(!out.join("fsync-probe.tmp").exists(), "the fsync temp dir is removed");
+    let probes: Vec<_> = std::fs::read_dir(&out)
+        .expect("out")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("fsync-probe"))
+        .collect();
+    assert!(probes.is_empty(), "the fsync temp dir is removed: {probes:?}");
     let html = std::fs::read_to_string(out.join("lowlat-report.html")).expect("html");
     for s in ["Timer latency", "OS noise", "fsync latency", "Verify", "Topology"] {
         assert!(html.contains(s), "{s} section missing");

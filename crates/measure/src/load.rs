@@ -129,12 +129,8 @@ fn memory_work(stop: &AtomicBool) {
     }
 }
 
-fn io_work(stop: &AtomicBool, path: &PathBuf) {
+fn io_work(stop: &AtomicBool, mut f: std::fs::File) {
     use std::io::{Seek, Write};
-    let Ok(mut f) = std::fs::OpenOptions::new().create(true).write(true).truncate(true).open(path)
-    else {
-        return;
-    };
     let block = vec![0x5au8; 1 << 20];
     let mut written = 0;
     while !stop.load(Ordering::Relaxed) {
@@ -157,17 +153,34 @@ impl RunningLoad {
         if cpus.is_empty() {
             return Err(MeasureError::NoLoadCpus);
         }
+        // The I/O stressors' files first, before any thread runs: each a new file (O_EXCL,
+        // never through a symlink planted at a guessable name in the shared temp directory).
+        let mut files = Vec::new();
+        let mut io_files = Vec::new();
+        if spec.kinds.contains(&Kind::Io) {
+            for &cpu in &cpus {
+                let name = std::env::temp_dir().join(format!("lowlat-load-io-{cpu}"));
+                match util::fs::create_temp_beside(&name, 0o600) {
+                    Ok((path, f)) => {
+                        files.push(path);
+                        io_files.push(Some(f));
+                    }
+                    Err(e) => {
+                        for p in &files {
+                            let _ = std::fs::remove_file(p);
+                        }
+                        return Err(MeasureError::LoadThread(e));
+                    }
+                }
+            }
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
-        let mut files = Vec::new();
-        for &cpu in &cpus {
+        for (i, &cpu) in cpus.iter().enumerate() {
             for &k in &spec.kinds {
                 let stop = stop.clone();
-                let path = std::env::temp_dir()
-                    .join(format!("lowlat-load-io-{}-{cpu}", std::process::id()));
-                if k == Kind::Io {
-                    files.push(path.clone());
-                }
+                let io_file =
+                    if k == Kind::Io { io_files.get_mut(i).and_then(Option::take) } else { None };
                 let h = std::thread::Builder::new()
                     .name(format!("lowlat-load-{cpu}"))
                     .spawn(move || {
@@ -175,7 +188,11 @@ impl RunningLoad {
                         match k {
                             Kind::Cpu => cpu_work(&stop),
                             Kind::Memory => memory_work(&stop),
-                            Kind::Io => io_work(&stop, &path),
+                            Kind::Io => {
+                                if let Some(f) = io_file {
+                                    io_work(&stop, f)
+                                }
+                            }
                         }
                     })
                     .map_err(MeasureError::LoadThread)?;
@@ -301,5 +318,22 @@ mod tests {
         let t = Instant::now();
         e.stop();
         assert!(t.elapsed() < Duration::from_secs(2), "SIGTERM stopped it");
+    }
+
+    /// The I/O stressor writes a file of its own (new, private, not a planted symlink) and
+    /// removes it when stopped.
+    #[test]
+    fn io_load_files_are_new_private_and_removed() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mut l = RunningLoad::start_builtin(&LoadSpec::parse("io:0").unwrap(), &[]).unwrap();
+        assert_eq!(l.files.len(), 1);
+        let f = l.files[0].clone();
+        let meta = std::fs::symlink_metadata(&f).unwrap();
+        assert!(meta.is_file(), "{}", f.display());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert!(f.file_name().unwrap().to_string_lossy().contains("lowlat-load-io-0"));
+        std::thread::sleep(Duration::from_millis(50));
+        l.stop();
+        assert!(!f.exists(), "removed on stop");
     }
 }

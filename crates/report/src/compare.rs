@@ -17,19 +17,52 @@ use crate::sections::{self, bin_histogram, Options};
 
 type Threads<'a> = BTreeMap<usize, &'a ThreadResult>;
 
-/// Threads of every latency result of `kind`, keyed by CPU (a later document wins).
-fn threads(docs: &[Doc], kind: results::Kind) -> Threads<'_> {
-    let mut out = BTreeMap::new();
-    for d in docs.iter().filter(|d| d.kind == Kind::Result(kind)) {
-        if let Body::Latency(r) = &d.body {
-            for t in &r.threads {
-                if let Some(c) = t.cpu {
-                    out.insert(c as usize, t);
-                }
-            }
+/// How the threads of the two sides are paired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pairing {
+    /// By the CPU each thread ran on (every thread on both sides says it).
+    Cpu,
+    /// By the thread's place in its side's results (imports of cyclictest's text do not say
+    /// the CPU): thread 0 with thread 0, …
+    Index,
+}
+
+impl Pairing {
+    /// `CPU 3` / `thread 0`.
+    fn label(self, key: usize) -> String {
+        match self {
+            Pairing::Cpu => format!("CPU {key}"),
+            Pairing::Index => format!("thread {key}"),
         }
     }
-    out
+
+    /// The table column and chart axis.
+    fn column(self) -> &'static str {
+        match self {
+            Pairing::Cpu => "CPU",
+            Pairing::Index => "thread",
+        }
+    }
+}
+
+/// The threads of every latency result of `kind` on one side, in order.
+fn all_threads(docs: &[Doc], kind: results::Kind) -> Vec<&ThreadResult> {
+    docs.iter()
+        .filter(|d| d.kind == Kind::Result(kind))
+        .filter_map(|d| match &d.body {
+            Body::Latency(r) => Some(r.threads.iter()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// The threads of one side keyed by CPU (a later document wins) or by their place.
+fn threads<'a>(side: &[&'a ThreadResult], pairing: Pairing) -> Threads<'a> {
+    match pairing {
+        Pairing::Cpu => side.iter().filter_map(|t| Some((t.cpu? as usize, *t))).collect(),
+        Pairing::Index => side.iter().copied().enumerate().collect(),
+    }
 }
 
 /// The average latency of a thread, `None` when it took no samples.
@@ -49,7 +82,7 @@ fn judge_delta(before: u64, after: u64) -> Verdict {
 fn delta_cell(before: Option<u64>, after: Option<u64>) -> Cell {
     match (before, after) {
         (Some(b), Some(a)) => Cell::num(fmt_delta_ns(b, a)).with_verdict(judge_delta(b, a)),
-        _ => Cell::num("—"),
+        _ => Cell::num("n/a"),
     }
 }
 
@@ -59,7 +92,10 @@ fn latency_section(
     after: &[Doc],
     opts: &Options,
 ) -> Option<Section> {
-    let (b, a) = (threads(before, kind), threads(after, kind));
+    let (sb, sa) = (all_threads(before, kind), all_threads(after, kind));
+    let pairing =
+        if sb.iter().chain(&sa).all(|t| t.cpu.is_some()) { Pairing::Cpu } else { Pairing::Index };
+    let (b, a) = (threads(&sb, pairing), threads(&sa, pairing));
     if b.is_empty() || a.is_empty() {
         return None;
     }
@@ -83,8 +119,10 @@ fn latency_section(
             headlines.push(Headline::new(
                 Verdict::Info,
                 format!(
-                    "{title}: max improved on {better} of {} CPUs; most on CPU {cpu} ({} better), {} better on average",
+                    "{title}: max improved on {better} of {} {}s; most on {} ({} better), {} better on average",
                     cpus.len(),
+                    pairing.column(),
+                    pairing.label(*cpu),
                     fmt_ns(*d as u64),
                     fmt_ns(mean.max(0.0) as u64)
                 ),
@@ -96,7 +134,10 @@ fn latency_section(
         .filter_map(|c| {
             let (tb, ta) = (b.get(c)?, a.get(c)?);
             Some(vec![
-                Cell::text(c.to_string()),
+                Cell::text(match pairing {
+                    Pairing::Cpu => c.to_string(),
+                    Pairing::Index => pairing.label(*c),
+                }),
                 Cell::num(fmt_opt_ns(avg_ns(tb))),
                 Cell::num(fmt_opt_ns(avg_ns(ta))),
                 delta_cell(avg_ns(tb), avg_ns(ta)),
@@ -109,10 +150,20 @@ fn latency_section(
             ])
         })
         .collect();
-    let mut blocks = vec![Block::Table(Table {
-        caption: "Per-CPU before → after (negative delta = better)".into(),
+    let mut blocks = Vec::new();
+    if pairing == Pairing::Index {
+        blocks.push(Block::Note(Note {
+            verdict: Verdict::Info,
+            text: format!(
+                "Threads paired by their order (thread 0 before with thread 0 after, …): {}",
+                "not every result says which CPU its threads ran on (imports of cyclictest's text do not)"
+            ),
+        }));
+    }
+    blocks.push(Block::Table(Table {
+        caption: format!("Per-{} before → after (negative delta = better)", pairing.column()),
         headers: [
-            "CPU",
+            pairing.column(),
             "avg before",
             "avg after",
             "Δ avg",
@@ -126,7 +177,7 @@ fn latency_section(
         .map(String::from)
         .to_vec(),
         rows,
-    })];
+    }));
 
     // Overlay: per-CPU maxima (always available), then histograms when both sides have them.
     let max_points = |m: &Threads<'_>| -> Vec<(f64, f64)> {
@@ -134,8 +185,8 @@ fn latency_section(
     };
     blocks.push(Block::Chart(Chart {
         id: "max".into(),
-        title: format!("{title}: maximum per CPU, before and after"),
-        x_label: "CPU".into(),
+        title: format!("{title}: maximum per {}, before and after", pairing.column()),
+        x_label: pairing.column().into(),
         y_label: "max latency (µs)".into(),
         y_scale: Scale::Linear,
         series: vec![
@@ -172,7 +223,7 @@ fn latency_section(
                 {
                     if let Some(t) = m.get(c).filter(|t| !t.histogram.buckets.is_empty()) {
                         series.push(Series {
-                            name: format!("CPU {c} {side}"),
+                            name: format!("{} {side}", pairing.label(*c)),
                             style,
                             color: *c,
                             points: bin_histogram(&t.histogram.buckets, x_max, nbins),
@@ -182,13 +233,13 @@ fn latency_section(
             }
         } else {
             series.push(Series {
-                name: "all CPUs before".into(),
+                name: format!("all {}s before", pairing.column()),
                 style: SeriesStyle::Dashed,
                 color: 1,
                 points: bin_histogram(&merged(&b), x_max, nbins),
             });
             series.push(Series {
-                name: "all CPUs after".into(),
+                name: format!("all {}s after", pairing.column()),
                 style: SeriesStyle::Line,
                 color: 0,
                 points: bin_histogram(&merged(&a), x_max, nbins),
@@ -204,9 +255,9 @@ fn latency_section(
             markers: Vec::new(),
             y_markers: Vec::new(),
             caption: if per_cpu {
-                "Same colour = same CPU.".into()
+                format!("Same colour = same {}.", pairing.column())
             } else {
-                "All measured CPUs merged.".into()
+                format!("All measured {}s merged.", pairing.column())
             },
         }));
     }

@@ -24,6 +24,10 @@ pub enum Error {
     /// A plan file that does not read (the message names the file).
     #[error(transparent)]
     Plan(#[from] plan::PlanError),
+    /// Strict mode: inputs that cannot support a verdict (unreadable, newer schema, unknown
+    /// kind, nothing measured), one per line.
+    #[error("inputs that cannot be judged:\n{}", .0.join("\n"))]
+    Unusable(Vec<String>),
 }
 
 impl util::exit::Classify for Error {
@@ -126,6 +130,36 @@ pub struct Generic {
     pub host: results::HostContext,
 }
 
+/// Why a document cannot support a verdict. Without strict mode the report says so loudly
+/// (a banner, and no PASS from that document); in strict mode it is an input error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// A known kind whose shape does not read (serde's message).
+    Unreadable(String),
+    /// Written for a newer `schema_version` than this version reads.
+    Newer { found: u64, known: u64 },
+    /// A kind this version does not know (or no kind at all).
+    UnknownKind,
+    /// A result that holds no measurement (no threads, no samples, no ops).
+    Empty,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Unreadable(e) => write!(f, "unreadable result: {e}"),
+            Problem::Newer { found, known } => write!(
+                f,
+                "written for schema_version {found}, newer than this lowlat reads ({known}): its numbers may be misread"
+            ),
+            Problem::UnknownKind => {
+                f.write_str("a kind this version of lowlat does not know: nothing in it is judged")
+            }
+            Problem::Empty => f.write_str("holds no measurement"),
+        }
+    }
+}
+
 /// One input document: where it came from, its kind and its content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Doc {
@@ -192,7 +226,8 @@ impl Doc {
     }
 
     /// Read and parse a file: a lowlat JSON document or plan file, or a cyclictest / oslat
-    /// output (text or `--json`) or fio JSON, converted by the `results` importers.
+    /// output (text or `--json`) or fio output (text, JSON or both), converted by the
+    /// `results` importers.
     pub fn load(path: &Path) -> Result<Self, Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Read { path: path.display().to_string(), source: e })?;
@@ -257,6 +292,50 @@ impl Doc {
         }
     }
 
+    /// The `schema_version` the document says it has (`None` when it says none).
+    pub fn schema_version(&self) -> Option<u64> {
+        match &self.body {
+            Body::Inspect(h) => Some(u64::from(h.schema_version)),
+            Body::Plan(p) => Some(u64::from(p.schema_version)),
+            Body::Other(g) => g.fields.get("schema_version").and_then(Value::as_u64),
+            _ => self.envelope().map(|e| u64::from(e.schema_version)),
+        }
+    }
+
+    /// The `schema_version` this version reads for the document's kind.
+    fn known_schema(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Result(_) => Some(u64::from(results::SCHEMA_VERSION)),
+            Kind::Inspect => Some(u64::from(host::SCHEMA_VERSION)),
+            Kind::Plan => Some(u64::from(plan::SCHEMA_VERSION)),
+            Kind::Verify | Kind::Other(_) => None,
+        }
+    }
+
+    /// Why this document cannot support a verdict, if it cannot.
+    pub fn problem(&self) -> Option<Problem> {
+        if let Body::Unreadable(e) = &self.body {
+            return Some(Problem::Unreadable(e.clone()));
+        }
+        if let Body::Other(_) = &self.body {
+            return Some(Problem::UnknownKind);
+        }
+        if let (Some(found), Some(known)) = (self.schema_version(), self.known_schema()) {
+            if found > known {
+                return Some(Problem::Newer { found, known });
+            }
+        }
+        let empty = match &self.body {
+            Body::Latency(r) => r.threads.iter().all(|t| t.stats.count == 0),
+            Body::Ticks(r) => r.cpus.is_empty(),
+            Body::Fsync(r) => r.ops == 0 && r.scenarios.iter().all(|s| s.ops == 0),
+            Body::Etcd(r) => r.wal_fsync.count == 0,
+            Body::Watch(s) => s.is_empty(),
+            _ => false,
+        };
+        empty.then_some(Problem::Empty)
+    }
+
     /// The host summary the document carries (a result's `host`; an unknown kind's too).
     pub fn host_context(&self) -> Option<&results::HostContext> {
         match &self.body {
@@ -313,14 +392,16 @@ fn json_lines(text: &str) -> Option<Vec<results::fsync::WatchSample>> {
 /// looks like that tool's output but does not parse, `None` when it looks like none of them.
 fn import(text: &str) -> Option<Result<Body, String>> {
     use results::import::{Error, Imported, Tool};
-    let tool = if text.contains("\"fio version\"") || text.contains("\"jobs\"") {
+    let tool = if ["\"fio version\"", "\"jobs\"", ": (groupid=", "fsync/fdatasync/sync_file_range"]
+        .iter()
+        .any(|m| text.contains(m))
+    {
         Tool::Fio
     } else if text.contains("oslat") || text.contains("Counter Freq") || text.contains("\"freq\"") {
         Tool::Oslat
-    } else if text.contains("Latencies:")
-        || text.contains("cyclictest")
-        || text.contains("T: 0")
-        || text.contains("\"thread\"")
+    } else if ["Latencies:", "# Histogram", "cyclictest", "T: 0", "\"thread\""]
+        .iter()
+        .any(|m| text.contains(m))
     {
         Tool::Cyclictest
     } else {
@@ -330,7 +411,7 @@ fn import(text: &str) -> Option<Result<Body, String>> {
         Ok(Imported::Latency(r)) => Ok(Body::Latency(r)),
         Ok(Imported::Fsync(r)) => Ok(Body::Fsync(r)),
         Err(Error::RtTests(tool, e)) => Err(format!("{tool} output: {e}")),
-        Err(Error::Fio(e)) => Err(format!("fio JSON: {e}")),
+        Err(Error::Fio(e)) => Err(format!("fio output: {e}")),
     })
 }
 

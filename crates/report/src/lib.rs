@@ -18,7 +18,7 @@ pub mod term;
 
 use std::path::Path;
 
-pub use input::{Body, Doc, Error, Kind};
+pub use input::{Body, Doc, Error, Kind, Problem};
 pub use model::{Report, Verdict};
 pub use sections::Options;
 
@@ -30,4 +30,26 @@ pub fn load_all(paths: &[impl AsRef<Path>]) -> Result<Vec<Doc>, Error> {
 /// Build the report model from documents.
 pub fn build(docs: &[Doc], opts: &Options) -> Report {
     sections::build(docs, opts)
+}
+
+/// Strict mode (a CI gate) over a report and every document it was built from: a document
+/// that cannot support a verdict (unreadable, newer schema, unknown kind, nothing measured)
+/// is an input error ([`Error::Unusable`]); otherwise `Ok(true)` when the gate fails: the
+/// verdict is FAIL, or a result is partial (a run cut short proves nothing).
+pub fn strict<'a>(
+    docs: impl IntoIterator<Item = &'a Doc>,
+    verdict: Verdict,
+) -> Result<bool, Error> {
+    let mut unusable = Vec::new();
+    let mut partial = false;
+    for d in docs {
+        if let Some(p) = d.problem() {
+            unusable.push(format!("{} ({}): {p}", d.source, d.kind));
+        }
+        partial |= d.partial();
+    }
+    if !unusable.is_empty() {
+        return Err(Error::Unusable(unusable));
+    }
+    Ok(verdict == Verdict::Fail || partial)
 }

@@ -247,9 +247,9 @@ pub fn fmt_ns(ns: u64) -> String {
     }
 }
 
-/// An optional duration: `—` when absent.
+/// An optional duration: `n/a` when not known.
 pub fn fmt_opt_ns(ns: Option<u64>) -> String {
-    ns.map_or_else(|| "—".to_string(), fmt_ns)
+    ns.map_or_else(|| "n/a".to_string(), fmt_ns)
 }
 
 /// Three significant digits.

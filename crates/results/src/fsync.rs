@@ -45,19 +45,21 @@ pub struct LatNs {
 }
 
 impl LatNs {
-    /// From a histogram (percentiles at bucket resolution, min/avg/max exact).
+    /// From a histogram (percentiles at bucket resolution, min/avg/max exact; all 0 when
+    /// nothing was recorded, as fio writes an empty block).
     pub fn from_histogram(h: &Histogram) -> Self {
         let s = h.summary();
+        let z = |v: Option<u64>| v.unwrap_or(0);
         Self {
             min: s.min_ns,
             avg: s.avg_ns,
             max: s.max_ns,
-            stddev: s.stddev_ns,
-            p50: s.p50_ns,
-            p90: s.p90_ns,
-            p99: s.p99_ns,
-            p999: s.p999_ns,
-            p9999: s.p9999_ns,
+            stddev: z(s.stddev_ns),
+            p50: z(s.p50_ns),
+            p90: z(s.p90_ns),
+            p99: z(s.p99_ns),
+            p999: z(s.p999_ns),
+            p9999: z(s.p9999_ns),
         }
     }
 }

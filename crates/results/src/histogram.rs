@@ -240,19 +240,20 @@ impl Histogram {
         })
     }
 
-    /// Summary statistics (count, min/avg/max/stddev, p50…p99.99).
+    /// Summary statistics (count, min/avg/max/stddev, p50…p99.99); the spread and the
+    /// percentiles are `None` when nothing was recorded.
     pub fn summary(&self) -> Summary {
         Summary {
             count: self.count,
             min_ns: self.min().unwrap_or(0),
             avg_ns: self.mean().map_or(0, |m| m.round() as u64),
             max_ns: self.max().unwrap_or(0),
-            stddev_ns: self.stddev().map_or(0, |s| s.round() as u64),
-            p50_ns: self.quantile(0.50).unwrap_or(0),
-            p90_ns: self.quantile(0.90).unwrap_or(0),
-            p99_ns: self.quantile(0.99).unwrap_or(0),
-            p999_ns: self.quantile(0.999).unwrap_or(0),
-            p9999_ns: self.quantile(0.9999).unwrap_or(0),
+            stddev_ns: self.stddev().map(|s| s.round() as u64),
+            p50_ns: self.quantile(0.50),
+            p90_ns: self.quantile(0.90),
+            p99_ns: self.quantile(0.99),
+            p999_ns: self.quantile(0.999),
+            p9999_ns: self.quantile(0.9999),
         }
     }
 
@@ -331,19 +332,21 @@ pub struct HistogramData {
     pub sum_sq_ns2: Option<f64>,
 }
 
-/// Summary statistics in integer nanoseconds (the JSON contract's `*_ns` names).
+/// Summary statistics in integer nanoseconds (the JSON contract's `*_ns` names). The spread
+/// and the percentiles are `None` (JSON `null`) when they are not known: nothing recorded, or
+/// an import of a tool's summary without its histogram. Never a made-up 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub count: u64,
     pub min_ns: u64,
     pub avg_ns: u64,
     pub max_ns: u64,
-    pub stddev_ns: u64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub p999_ns: u64,
-    pub p9999_ns: u64,
+    pub stddev_ns: Option<u64>,
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub p9999_ns: Option<u64>,
 }
 
 #[cfg(test)]
@@ -385,8 +388,9 @@ mod tests {
         let s = h.summary();
         assert_eq!((s.count, s.min_ns, s.max_ns), (1000, 1000, 1_000_000));
         assert_eq!(s.avg_ns, 500_500);
-        assert!((s.p50_ns as i64 - 500_000).abs() <= 1000, "{}", s.p50_ns);
-        assert!((s.p99_ns as i64 - 990_000).abs() <= 1000, "{}", s.p99_ns);
+        let (p50, p99) = (s.p50_ns.unwrap(), s.p99_ns.unwrap());
+        assert!((p50 as i64 - 500_000).abs() <= 1000, "{p50}");
+        assert!((p99 as i64 - 990_000).abs() <= 1000, "{p99}");
         assert_eq!(h.count_at_or_above(900_000), 101);
         let sd = h.stddev().unwrap();
         assert!((sd - 288_675.0).abs() < 100.0, "{sd}");
@@ -430,8 +434,9 @@ mod tests {
             let mut h = Histogram::new(HistogramConfig::LATENCY);
             for v in &vals { h.record(*v); }
             let s = h.summary();
-            prop_assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p90_ns && s.p90_ns <= s.p99_ns);
-            prop_assert!(s.p99_ns <= s.p999_ns && s.p999_ns <= s.p9999_ns && s.p9999_ns <= s.max_ns);
+            let p = [s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.p9999_ns].map(Option::unwrap);
+            prop_assert!(s.min_ns <= p[0] && p[0] <= p[1] && p[1] <= p[2]);
+            prop_assert!(p[2] <= p[3] && p[3] <= p[4] && p[4] <= s.max_ns);
         }
     }
 }

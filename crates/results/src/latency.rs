@@ -137,40 +137,37 @@ pub struct CpuTicks {
 
 /// Statistics from a bucket list whose min/max/avg are known from elsewhere (imports).
 /// Quantiles are the upper bound (minus 1 ns) of the bucket holding the rank, clamped to
-/// the exact min and max; ranks past the buckets fall in the overflow and report `max`.
+/// the exact min and max; ranks past the buckets fall in the overflow and report `max`. The
+/// spread and the quantiles are `None` when there is no sample in the buckets or overflow.
 pub fn summary_from_buckets(
     buckets: &[Bucket],
     overflow: u64,
     min_ns: u64,
     avg_ns: u64,
     max_ns: u64,
-    stddev_ns: Option<u64>,
 ) -> Summary {
-    let in_range: u64 = buckets.iter().map(|b| b.count).sum();
-    let count = in_range + overflow;
-    let q = |p: f64| -> u64 {
+    let in_range = buckets.iter().fold(0u64, |a, b| a.saturating_add(b.count));
+    let count = in_range.saturating_add(overflow);
+    let q = |p: f64| -> Option<u64> {
         if count == 0 {
-            return 0;
+            return None;
         }
         let rank = util::stats::rank(p, count);
-        let mut seen = 0;
+        let mut seen = 0u64;
         for b in buckets {
-            seen += b.count;
+            seen = seen.saturating_add(b.count);
             if seen >= rank {
-                return b.hi_ns.saturating_sub(1).clamp(min_ns, max_ns.max(min_ns));
+                return Some(b.hi_ns.saturating_sub(1).clamp(min_ns, max_ns.max(min_ns)));
             }
         }
-        max_ns
+        Some(max_ns)
     };
-    let stddev_ns = stddev_ns.unwrap_or_else(|| {
-        if in_range == 0 {
-            return 0;
-        }
+    let stddev_ns = (in_range > 0).then(|| {
         let mean = avg_ns as f64;
         let var: f64 = buckets
             .iter()
             .map(|b| {
-                let m = (b.lo_ns + b.hi_ns) as f64 / 2.0 - mean;
+                let m = (b.lo_ns as f64 + b.hi_ns as f64) / 2.0 - mean;
                 m * m * b.count as f64
             })
             .sum::<f64>()
@@ -191,6 +188,12 @@ pub fn summary_from_buckets(
     }
 }
 
+/// Statistics of a tool's summary without a histogram: count, min, avg and max as the tool
+/// printed them; the spread and the percentiles are unknown.
+pub fn summary_without_histogram(count: u64, min_ns: u64, avg_ns: u64, max_ns: u64) -> Summary {
+    Summary { count, min_ns, avg_ns, max_ns, ..Summary::default() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,18 +205,22 @@ mod tests {
     #[test]
     fn quantiles_from_buckets_and_overflow() {
         let buckets = [b(10, 50), b(11, 40), b(20, 9)];
-        let s = summary_from_buckets(&buckets, 1, 10_000, 11_000, 500_000, None);
+        let s = summary_from_buckets(&buckets, 1, 10_000, 11_000, 500_000);
         assert_eq!(s.count, 100);
-        assert_eq!(s.p50_ns, 10_999);
-        assert_eq!(s.p90_ns, 11_999);
-        assert_eq!(s.p99_ns, 20_999);
-        assert_eq!(s.p999_ns, 500_000, "rank in the overflow reports max");
+        assert_eq!(s.p50_ns, Some(10_999));
+        assert_eq!(s.p90_ns, Some(11_999));
+        assert_eq!(s.p99_ns, Some(20_999));
+        assert_eq!(s.p999_ns, Some(500_000), "rank in the overflow reports max");
     }
 
     #[test]
-    fn empty_buckets_give_zeros() {
-        let s = summary_from_buckets(&[], 0, 0, 0, 0, None);
+    fn empty_buckets_give_unknown_percentiles_not_zeros() {
+        let s = summary_from_buckets(&[], 0, 0, 0, 0);
         assert_eq!(s, Summary::default());
+        assert_eq!((s.p99_ns, s.stddev_ns), (None, None));
+        let v = serde_json::to_value(summary_without_histogram(10, 1, 2, 3)).unwrap();
+        assert!(v["p99_ns"].is_null() && v["stddev_ns"].is_null(), "{v}");
+        assert_eq!(v["max_ns"], 3);
     }
 
     #[test]

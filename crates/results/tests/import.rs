@@ -1,10 +1,12 @@
-//! Importers and the cyclictest exporter on real outputs of Debian 12's rt-tests 2.4
-//! (captured on the 2-vCPU Firecracker dev VM) plus the ≥2.7 layout derived from one of them
-//! (zero rows and `# Total:` removed, as rt-tests 2.7's `histogram.c` prints).
+//! Importers and the cyclictest exporter on real outputs of Debian 12's rt-tests 2.4 and fio
+//! 3.33 (captured on the 2-vCPU dev VM; `tests/fixtures/README.md` says how each was made)
+//! plus the ≥2.7 layout derived from one of them (zero rows and `# Total:` removed, as
+//! rt-tests 2.7's `histogram.c` prints). Every prefix of every fixture imports as an error,
+//! as `partial`, or as the whole file: a cut file never passes for a whole run.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-use results::import::{cyclictest, oslat};
+use results::import::{cyclictest, fio, oslat};
 use results::LatencyResult;
 
 fn fixture(name: &str) -> String {
@@ -12,18 +14,23 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
+/// A statistic that may be unknown.
+fn o(v: Option<u64>) -> String {
+    v.map_or_else(|| "n/a".into(), |v| v.to_string())
+}
+
 /// A compact, stable view for snapshots (histograms summarised to keep snapshots readable).
 fn view(r: &LatencyResult) -> String {
     let mut s = format!(
-        "kind={} tool={} realtime={}\nparams={}\n",
-        r.envelope.kind, r.envelope.tool, r.realtime, r.envelope.params
+        "kind={} tool={} realtime={} partial={}\nparams={}\n",
+        r.envelope.kind, r.envelope.tool, r.realtime, r.envelope.partial, r.envelope.params
     );
     for t in &r.threads {
         let st = &t.stats;
         s += &format!(
             "cpu={:?} tid={:?} P={:?} I={:?} count={} min={} avg={} max={} p50={} p90={} p99={} p999={} overflow={} buckets={} first={:?} last={:?}\n",
-            t.cpu, t.tid, t.priority, t.interval_ns, st.count, st.min_ns, st.avg_ns, st.max_ns, st.p50_ns, st.p90_ns,
-            st.p99_ns, st.p999_ns, t.histogram.overflow, t.histogram.buckets.len(),
+            t.cpu, t.tid, t.priority, t.interval_ns, st.count, st.min_ns, st.avg_ns, st.max_ns, o(st.p50_ns), o(st.p90_ns),
+            o(st.p99_ns), o(st.p999_ns), t.histogram.overflow, t.histogram.buckets.len(),
             t.histogram.buckets.first(), t.histogram.buckets.last()
         );
     }
@@ -82,7 +89,7 @@ fn cyclictest_json_without_histogram() {
         (t.stats.count, t.stats.min_ns, t.stats.max_ns, t.stats.avg_ns),
         (1982, 9_000, 9_179_000, 28_340)
     );
-    assert_eq!(t.stats.p99_ns, 0);
+    assert_eq!(t.stats.p99_ns, None, "unknown, not 0");
     assert!(r.notes.iter().any(|n| n.contains("percentiles are unknown")));
 }
 
@@ -108,6 +115,154 @@ fn oslat_text_and_json() {
     let z = oslat::import(&fixture("oslat-2.4-z-b64.txt")).unwrap();
     assert_eq!(z.threads[0].stats.max_ns, 205_000);
     assert_eq!(z.threads[0].histogram.overflow, 9);
+}
+
+/// The reproduction: the first 900 bytes of the h40 histogram (cut inside it) were a
+/// whole run with every percentile 0; half of an oslat file the same.
+#[test]
+fn a_cut_histogram_is_partial_with_a_note_and_unknown_percentiles() {
+    let text = fixture("cyclictest-2.4-h40.txt");
+    let r = cyclictest::import(&text[..900]).unwrap();
+    assert!(r.envelope.partial);
+    assert!(r.notes[0].starts_with("CUT SHORT"), "{:?}", r.notes);
+    for t in &r.threads {
+        assert_eq!(t.stats.p99_ns, None);
+        assert!(t.stats.max_ns >= 38_000, "the rows read bound the max: {}", t.stats.max_ns);
+    }
+    let whole = cyclictest::import(&text).unwrap();
+    assert!(!whole.envelope.partial);
+    assert_eq!(whole.threads[1].stats.max_ns, 99_914_000);
+
+    let text = fixture("oslat-2.4.txt");
+    let r = oslat::import(&text[..text.len() / 2]).unwrap();
+    assert!(r.envelope.partial && r.notes[0].starts_with("CUT SHORT"), "{:?}", r.notes);
+    assert_eq!(r.threads[0].stats.p99_ns, None);
+}
+
+/// The cut points tried: every byte near a line end (where cuts are hardest to see), every
+/// fifth elsewhere (the whole sweep takes long in debug builds).
+fn cuts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    (0..text.len()).filter(move |c| {
+        text.is_char_boundary(*c)
+            && (c % 5 == 0 || b[c.saturating_sub(3)..(c + 3).min(b.len())].contains(&b'\n'))
+    })
+}
+
+/// Where a cut cannot be seen: a `T:`-only output cut exactly at a line end, and the live
+/// output before its `# Histogram` (no summary is expected there).
+fn undetectable_cut(name: &str, text: &str, cut: usize) -> bool {
+    let b = text.as_bytes();
+    let at_line_end = cut == 0 || b[cut - 1] == b'\n' || b.get(cut) == Some(&b'\n');
+    match name {
+        "cyclictest-2.4-q.txt" => at_line_end,
+        "cyclictest-2.4-live-h20.txt" => text.find("# Histogram").is_some_and(|h| cut <= h),
+        _ => false,
+    }
+}
+
+#[test]
+fn every_prefix_is_an_error_partial_or_the_whole_run() {
+    let latency = [
+        "cyclictest-2.4-h40.txt",
+        "cyclictest-2.7-layout-h40.txt",
+        "cyclictest-2.4-h100.txt",
+        "cyclictest-2.4-q.txt",
+        "cyclictest-2.4-live-h20.txt",
+        "cyclictest-2.4-h100.json",
+        "oslat-2.4.txt",
+        "oslat-2.4-2cpu.txt",
+        "oslat-2.4-z-b64.txt",
+        "oslat-2.4.json",
+    ];
+    for name in latency {
+        let text = fixture(name);
+        let import = |t: &str| {
+            if name.starts_with("oslat") {
+                oslat::import(t)
+            } else {
+                cyclictest::import(t)
+            }
+        };
+        let whole = import(&text).unwrap();
+        assert!(!whole.envelope.partial, "{name}: {:?}", whole.notes);
+        for cut in cuts(&text) {
+            if undetectable_cut(name, &text, cut) {
+                continue;
+            }
+            if let Ok(r) = import(&text[..cut]) {
+                assert!(
+                    r.envelope.partial || r.threads == whole.threads,
+                    "{name} cut at {cut} imports as a whole run: {:?}",
+                    &text[cut.saturating_sub(40)..cut]
+                );
+            }
+        }
+    }
+    for name in [
+        "fio-3.33-etcd.txt",
+        "fio-3.33-two-jobs.txt",
+        "fio-3.33-etcd.json",
+        "fio-3.33-etcd-normal-json.txt",
+    ] {
+        let text = fixture(name);
+        let whole = fio::import(&text).unwrap();
+        assert!(!whole.envelope.partial, "{name}");
+        for cut in cuts(&text) {
+            if let Ok(r) = fio::import(&text[..cut]) {
+                assert!(
+                    r.envelope.partial || r.scenarios == whole.scenarios,
+                    "{name} cut at {cut} imports as a whole run: {:?}",
+                    &text[cut.saturating_sub(40)..cut]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn live_output_with_a_histogram() {
+    let r = cyclictest::import(&fixture("cyclictest-2.4-live-h20.txt")).unwrap();
+    assert_eq!(r.threads.len(), 2);
+    let t = &r.threads[1];
+    assert_eq!((t.stats.count, t.histogram.overflow, t.stats.max_ns), (300, 294, 77_000));
+    assert_eq!(t.tid, Some(31516));
+    assert!(!r.notes.iter().any(|n| n.contains("cycles but")), "{:?}", r.notes);
+}
+
+#[test]
+fn fio_text_json_and_mixed_outputs_agree() {
+    let text = fio::import(&fixture("fio-3.33-etcd.txt")).unwrap();
+    let json = fio::import(&fixture("fio-3.33-etcd.json")).unwrap();
+    let mixed = fio::import(&fixture("fio-3.33-etcd-normal-json.txt")).unwrap();
+    assert_eq!(text.envelope.tool, "fio 3.33");
+    assert_eq!(text.envelope.params["format"], "text");
+    assert_eq!(json.envelope.params["format"], "json");
+    assert_eq!(mixed.envelope.params["format"], "normal,json");
+    // The text of fio-3.33-etcd.txt, as fio printed it (sync in µs).
+    let s = &text.scenarios[0];
+    assert_eq!((s.name.as_str(), s.ops), ("etcd", 911));
+    assert_eq!((s.lat_ns.min, s.lat_ns.max), (77_000, 72_501_000));
+    assert_eq!((s.lat_ns.p50, s.lat_ns.p99, s.lat_ns.p9999), (3_982_000, 16_188_000, 72_877_000));
+    assert_eq!(s.duration_ns, 4_421_000_000);
+    // JSON keeps ns and fio's own count.
+    assert!(json.ops > 0 && json.lat_ns.p99 > 0 && json.lat_ns.p50 <= json.lat_ns.p99);
+    assert_eq!(mixed.ops, 911);
+    insta::assert_snapshot!("fio_text", format!("{:#?}", text.scenarios[0]));
+}
+
+#[test]
+fn fio_two_jobs_and_lat_percentiles() {
+    let r = fio::import(&fixture("fio-3.33-two-jobs.txt")).unwrap();
+    let names: Vec<&str> = r.scenarios.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["etcd-fdatasync", "wal-fsync"]);
+    assert_eq!(r.scenarios[1].ops, 455, "fsync=1 counts its syncs in `issued rwts`");
+    assert_eq!(r.scenarios[0].lat_ns.max, 17_243_000);
+    assert!(
+        r.scenarios[1].notes.iter().any(|n| n.contains("write clat")),
+        "{:?}",
+        r.scenarios[1].notes
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use cpuset::CpuSet;
 use host::{Host, Task};
 use plan::{KernelArg, Plan, RuntimeItem};
 
-use crate::target::{Format, Target};
+use crate::target::{Format, NotAllowed, Target};
 
 /// One change to make.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,8 +115,10 @@ fn format_of(path: &str) -> Format {
     }
 }
 
-/// Compute the changes of `plan` on `host`.
-pub fn plan_changes(plan: &Plan, host: &Host, opts: &Options) -> Changes {
+/// Compute the changes of `plan` on `host`. Refused when one would write something `apply`
+/// never writes ([`Target::check`]: a plan `file` item or sysctl naming `/etc/passwd`, `..`,
+/// `kernel.core_pattern`…): nothing of such a plan is applied.
+pub fn plan_changes(plan: &Plan, host: &Host, opts: &Options) -> Result<Changes, NotAllowed> {
     let mut out = Changes::default();
     let w = width(host);
     for item in &plan.runtime {
@@ -174,7 +176,10 @@ pub fn plan_changes(plan: &Plan, host: &Host, opts: &Options) -> Changes {
             &mut out,
         );
     }
-    out
+    for c in &out.changes {
+        c.target.check()?;
+    }
+    Ok(out)
 }
 
 fn irqs(host: &Host, cpus: &CpuSet, reason: &str, w: usize, out: &mut Changes) {
@@ -462,7 +467,7 @@ mod plan_tests {
             max_latency_us: 10,
             reason: "r".into(),
         }]);
-        let c = plan_changes(&p, &host, &Options::default());
+        let c = plan_changes(&p, &host, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
         let paths: Vec<String> =
             c.changes.iter().map(|c| format!("{}={}", c.target, c.new)).collect();
         assert_eq!(
@@ -483,7 +488,7 @@ mod plan_tests {
             governor: "performance".into(),
             reason: "r".into(),
         }]);
-        let c = plan_changes(&p, &host, &Options::default());
+        let c = plan_changes(&p, &host, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
         assert!(c.changes.is_empty());
         assert_eq!(c.notes.len(), 1);
     }
@@ -502,11 +507,39 @@ mod plan_tests {
                 reason: "r".into(),
             },
         ]);
-        let c = plan_changes(&p, &Host::default(), &Options::default());
+        let c = plan_changes(&p, &Host::default(), &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             c.changes[0].target,
             Target::file("/proc/sys/kernel/watchdog_cpumask", Format::CpuList)
         );
         assert_eq!(c.changes[1].target, Target::file("/proc/sys/vm/stat_interval", Format::Text));
+    }
+
+    #[test]
+    fn a_plan_writing_elsewhere_is_refused() {
+        let file = |path: &str| RuntimeItem::File {
+            path: path.into(),
+            value: "x".into(),
+            reason: "r".into(),
+        };
+        let sysctl = |name: &str| RuntimeItem::Sysctl {
+            name: name.into(),
+            value: "x".into(),
+            reason: "r".into(),
+        };
+        for item in [
+            file("etc/passwd"),
+            file("../victim"),
+            file("/proc/sys/../../etc/shadow"),
+            sysctl("kernel.core_pattern"),
+            sysctl("../../etc/passwd"),
+        ] {
+            let p = plan(vec![sysctl("vm.stat_interval"), item.clone()]);
+            let r = plan_changes(&p, &Host::default(), &Options::default());
+            assert!(r.is_err(), "{item:?} must be refused");
+        }
+        let p = plan(vec![file("sys/kernel/mm/transparent_hugepage/enabled")]);
+        assert!(plan_changes(&p, &Host::default(), &Options::default()).is_ok());
     }
 }

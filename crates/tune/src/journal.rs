@@ -1,20 +1,36 @@
 //! The journal: JSON lines, one [`Record`] each, appended and fsynced **before** the change it
 //! describes, so `revert` can restore from the file alone after any crash. Also the lock file
 //! that refuses a second concurrent `apply`.
+//!
+//! Crash safety rests on three rules: a line is written and flushed before its change is made
+//! (so a change without a complete line never happened); only the last line can be torn (each
+//! append is flushed before the next begins), so an unreadable last line — cut anywhere, even
+//! inside a multi-byte character — is ignored on reading and cut off before the next append
+//! ([`Journal::open`]); and every change read back is checked ([`Target::check`]), so a journal
+//! cannot make `revert` write anything `apply` would not.
+//!
+//! The journal is private state: its directory is created `0700`, the file `0600` whatever the
+//! umask, and it and its lock are opened without following a symlink, refused when someone
+//! other than the caller or root owns them ([`util::fs::open_private`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{Read as _, Seek as _, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use util::exit::{Classify, ExitCode};
 
-use crate::target::Target;
+use crate::target::{NotAllowed, Target};
 
 /// Default journal location.
 pub const DEFAULT_JOURNAL: &str = "/var/lib/lowlat/journal.jsonl";
+
+/// The largest journal read back (a journal of every IRQ and thread of a large host is a few
+/// MiB).
+pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 
 /// One journal line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +59,15 @@ pub enum Record {
     Reverted { time: String, restored: usize, skipped: usize },
 }
 
+impl Record {
+    /// The record as one journal line, with its newline.
+    pub fn line(&self) -> Result<String, serde_json::Error> {
+        let mut line = serde_json::to_string(self)?;
+        line.push('\n');
+        Ok(line)
+    }
+}
+
 /// What became of a journaled change (the `outcome` of an [`Record::Outcome`] line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -64,6 +89,14 @@ pub enum JournalError {
         "journal {path} line {line}: {message} (the file is not a lowlat journal, or was edited)"
     )]
     Malformed { path: PathBuf, line: usize, message: String },
+    /// A change naming something `apply` never writes: the journal is not to be trusted.
+    #[error("journal {path} line {line}: refusing a change lowlat apply never makes (the file was not written by lowlat apply, or was edited)")]
+    Target {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: NotAllowed,
+    },
     #[error("another `lowlat apply`/`revert` holds {path} (pid in the file: {holder}); wait for it or remove the lock if that process is gone")]
     Locked { path: PathBuf, holder: String },
     #[error("moving the journal {from} to {to}: {source}")]
@@ -74,9 +107,37 @@ impl Classify for JournalError {
     fn exit_code(&self) -> ExitCode {
         match self {
             // An edited or foreign file, or a concurrent run: the user's to sort out.
-            JournalError::Malformed { .. } | JournalError::Locked { .. } => ExitCode::Usage,
+            JournalError::Malformed { .. }
+            | JournalError::Target { .. }
+            | JournalError::Locked { .. } => ExitCode::Usage,
             JournalError::Io { .. } | JournalError::Move { .. } => ExitCode::Runtime,
         }
+    }
+}
+
+/// Where records go: the journal file ([`Journal`]), or a wrapper injecting faults in tests
+/// ([`crate::fault`]).
+pub trait Log {
+    /// Append one record and flush it to stable storage before returning.
+    fn append(&mut self, record: &Record) -> Result<(), JournalError>;
+}
+
+/// The torn last line [`Journal::open`] cut off (a crash while it was being appended).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired {
+    pub journal: PathBuf,
+    /// Bytes dropped.
+    pub dropped: usize,
+}
+
+impl fmt::Display for Repaired {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: dropped a torn last line ({} bytes, written when a crash interrupted it; its change was never made)",
+            self.journal.display(),
+            self.dropped
+        )
     }
 }
 
@@ -85,23 +146,42 @@ impl Classify for JournalError {
 pub struct Journal {
     path: PathBuf,
     file: File,
+    repaired: Option<Repaired>,
 }
 
 impl Journal {
-    /// Open (creating it and its directory) for appending.
+    /// Open for appending, creating it (`0600`) and its directory (`0700`) when missing. A torn
+    /// last line is cut off first (see [`Journal::repaired`]): appending after it would make
+    /// it a line in the middle, which reads as an edited journal. A complete last record that
+    /// only lacks its newline gets one.
     pub fn open(path: &Path) -> Result<Self, JournalError> {
         let io = |source| JournalError::Io { path: path.to_path_buf(), source };
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(io)?;
-        let existed = path.exists();
-        let file = OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+        util::fs::create_private_dir(dir).map_err(io)?;
+        let existed = path.symlink_metadata().is_ok();
+        let mut file = util::fs::open_private(path, true).map_err(io)?;
         if !existed {
             // Make the new directory entry durable too.
             if let Ok(d) = File::open(dir) {
                 let _ = d.sync_all();
             }
         }
-        Ok(Journal { path: path.to_path_buf(), file })
+        let len = file.metadata().map_err(io)?.len();
+        if len > MAX_JOURNAL_BYTES {
+            return Err(io(too_big(len)));
+        }
+        let mut bytes = Vec::new();
+        file.rewind().and_then(|_| file.read_to_end(&mut bytes)).map_err(io)?;
+        let scan = scan(path, &bytes)?;
+        let mut repaired = None;
+        if scan.keep < bytes.len() {
+            file.set_len(scan.keep as u64).and_then(|()| file.sync_data()).map_err(io)?;
+            repaired =
+                Some(Repaired { journal: path.to_path_buf(), dropped: bytes.len() - scan.keep });
+        } else if scan.unterminated {
+            file.write_all(b"\n").and_then(|()| file.sync_data()).map_err(io)?;
+        }
+        Ok(Journal { path: path.to_path_buf(), file, repaired })
     }
 
     /// The journal's path.
@@ -109,46 +189,118 @@ impl Journal {
         &self.path
     }
 
-    /// Append one record and flush it to stable storage before returning.
-    pub fn append(&mut self, record: &Record) -> Result<(), JournalError> {
+    /// The torn last line cut off when it was opened, if there was one.
+    pub fn repaired(&self) -> Option<&Repaired> {
+        self.repaired.as_ref()
+    }
+
+    /// Write the first `n` bytes of `record`'s line, as a crash in the middle of an append
+    /// leaves it (fault injection, [`crate::fault`]).
+    pub(crate) fn tear(&mut self, record: &Record, n: usize) -> Result<(), JournalError> {
         let io = |source| JournalError::Io { path: self.path.clone(), source };
-        let mut line =
-            serde_json::to_string(record).map_err(|e| io(std::io::Error::other(e.to_string())))?;
-        line.push('\n');
+        let line = record.line().map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        let part = line.as_bytes().get(..n).unwrap_or(line.as_bytes());
+        self.file.write_all(part).and_then(|()| self.file.sync_data()).map_err(io)
+    }
+}
+
+impl Log for Journal {
+    fn append(&mut self, record: &Record) -> Result<(), JournalError> {
+        let io = |source| JournalError::Io { path: self.path.clone(), source };
+        let line = record.line().map_err(|e| io(std::io::Error::other(e.to_string())))?;
+        // One write(2) of the whole line, then fdatasync: only this line can be torn.
         self.file.write_all(line.as_bytes()).map_err(io)?;
         self.file.sync_data().map_err(io)
     }
 }
 
-/// Parse a journal's text. A torn last line (a crash while appending it) is ignored: its
-/// change was never made, since writes happen only after the line is flushed.
-pub fn parse(path: &Path, text: &str) -> Result<Vec<Record>, JournalError> {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
+fn too_big(len: u64) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("{len} bytes, more than a journal holds ({MAX_JOURNAL_BYTES} at most)"),
+    )
+}
+
+/// A journal's bytes read as records.
+#[derive(Debug)]
+struct Scan {
+    records: Vec<Record>,
+    /// Bytes up to the end of the last good line (less than the length when the last line is
+    /// torn).
+    keep: usize,
+    /// The last record is complete but lacks its newline.
+    unterminated: bool,
+}
+
+/// Read a journal's bytes. Blank lines are skipped. The last line that is not blank, when it
+/// is not JSON (cut short, cut inside a multi-byte character, zeros), was torn by a crash and
+/// is ignored: its change was never made, since a write happens only after its line is
+/// flushed. Any other line that is not JSON, and any JSON that is not a record, is
+/// [`JournalError::Malformed`]; a record whose target `apply` never writes is
+/// [`JournalError::Target`].
+fn scan(path: &Path, bytes: &[u8]) -> Result<Scan, JournalError> {
+    let mut lines: Vec<(usize, &[u8])> = Vec::new();
+    let mut start = 0;
+    for piece in bytes.split(|&b| b == b'\n') {
+        lines.push((start, piece));
+        start += piece.len() + 1;
+    }
+    let blank = |l: &[u8]| l.iter().all(u8::is_ascii_whitespace);
+    let last = lines.iter().rposition(|(_, l)| !blank(l));
+    let mut out = Scan { records: Vec::new(), keep: bytes.len(), unterminated: false };
+    for (i, (at, line)) in lines.iter().enumerate() {
+        if blank(line) {
             continue;
         }
-        match serde_json::from_str::<Record>(line) {
-            Ok(r) => out.push(r),
-            // The last line without its newline: torn by a crash.
-            Err(_) if i + 1 == lines.len() => {}
-            Err(e) => {
+        // A tear leaves bytes that are not JSON (cut short, cut inside a character, or the
+        // zeros of data that never reached the disk); JSON that is not a record was edited.
+        let text = std::str::from_utf8(line).map_err(|e| e.to_string()).and_then(|t| {
+            serde_json::from_str::<serde::de::IgnoredAny>(t).map(|_| t).map_err(|e| e.to_string())
+        });
+        let text = match text {
+            Ok(t) => t,
+            Err(_) if Some(i) == last => {
+                out.keep = *at;
+                break;
+            }
+            Err(message) => {
                 return Err(JournalError::Malformed {
                     path: path.to_path_buf(),
                     line: i + 1,
-                    message: e.to_string(),
+                    message,
                 })
             }
+        };
+        let record = serde_json::from_str::<Record>(text).map_err(|e| JournalError::Malformed {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
+        if let Record::Change { target, .. } = &record {
+            target.check().map_err(|source| JournalError::Target {
+                path: path.to_path_buf(),
+                line: i + 1,
+                source,
+            })?;
         }
+        out.records.push(record);
+        // The last piece of a split has no newline after it.
+        out.unterminated = i + 1 == lines.len();
     }
     Ok(out)
 }
 
-/// Read a journal; `Ok(None)` when there is none.
+/// Parse a journal's bytes (see [`scan`] for what is ignored and what refused).
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, JournalError> {
+    scan(path, bytes).map(|s| s.records)
+}
+
+/// Read a journal; `Ok(None)` when there is none. Refused like [`Journal::open`] refuses it
+/// (a symlink, not a regular file, owned by someone else) and when it is writable by others
+/// or larger than [`MAX_JOURNAL_BYTES`].
 pub fn read(path: &Path) -> Result<Option<Vec<Record>>, JournalError> {
-    match fs::read_to_string(path) {
-        Ok(text) => parse(path, &text).map(Some),
+    match util::fs::read_private(path, MAX_JOURNAL_BYTES) {
+        Ok(bytes) => parse(path, &bytes).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(JournalError::Io { path: path.to_path_buf(), source }),
     }
@@ -175,24 +327,21 @@ impl Lock {
         Self::acquire_file(&root.join("run/lowlat-apply.lock"))
     }
 
-    /// Take an exclusive lock on `path` (created if needed).
+    /// Take an exclusive lock on `path` (created `0600` if needed, its directory `0700`; never
+    /// through a symlink).
     pub fn acquire_file(path: &Path) -> Result<Self, JournalError> {
         let path = path.to_path_buf();
         let io = |source| JournalError::Io { path: path.clone(), source };
         if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(dir).map_err(io)?;
+            util::fs::create_private_dir(dir).map_err(io)?;
         }
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(io)?;
+        let mut file = util::fs::open_private(&path, false).map_err(io)?;
         // SAFETY: flock on a valid open fd; no memory is passed.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
-            let holder = fs::read_to_string(&path).unwrap_or_default().trim().to_string();
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = util::term::sanitize(holder.trim(), false).chars().take(20).collect();
             return Err(JournalError::Locked { path, holder });
         }
         let _ = file.set_len(0);
@@ -315,12 +464,12 @@ mod tests {
         let mut text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(text.contains(r#""kind":"task""#) && text.contains(r#""start_time":7"#));
         text.push_str(r#"{"type":"change","seq":2,"kind":"fi"#);
-        let recs = parse(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+        let recs = parse(&path, text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[0], rec);
         // A malformed line in the middle is an error naming the line.
         let bad = format!("garbage\n{text}");
-        match parse(&path, &bad) {
+        match parse(&path, bad.as_bytes()) {
             Err(JournalError::Malformed { line: 1, .. }) => {}
             other => panic!("expected malformed line 1, got {other:?}"),
         }
@@ -370,7 +519,7 @@ mod tests {
             assert_eq!(text, format!("\"{s}\""));
         }
         let edited = r#"{"type":"outcome","seq":2,"outcome":"maybe","message":null}"#;
-        match parse(Path::new("j"), &format!("{edited}\n")) {
+        match parse(Path::new("j"), format!("{edited}\n").as_bytes()) {
             Err(e @ JournalError::Malformed { .. }) => assert_eq!(e.exit_code(), ExitCode::Usage),
             other => panic!("expected an edited journal to be refused, got {other:?}"),
         }
@@ -437,6 +586,108 @@ mod tests {
     }
 
     #[test]
+    fn a_torn_tail_is_cut_before_the_next_append() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j.jsonl");
+        let one = change(1, "/proc/irq/3/smp_affinity_list", "b");
+        write_journal(&path, std::slice::from_ref(&one));
+        let good = fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+        // Cut inside the multi-byte `∩` of a reason: not UTF-8, still only a torn tail.
+        let mut torn = Record::Change {
+            seq: 2,
+            target: Target::file("/proc/sys/vm/stat_interval", Format::Text),
+            old: "1".into(),
+            new: "10".into(),
+            why: "a ∩ b".into(),
+            time: String::new(),
+            boot_id: "b".into(),
+        }
+        .line()
+        .unwrap_or_default()
+        .into_bytes();
+        let at = torn.iter().position(|&b| b == 0xe2).unwrap_or_else(|| panic!("no ∩")) + 2;
+        torn.truncate(at);
+        let mut bytes = good.clone();
+        bytes.extend_from_slice(&torn);
+        fs::write(&path, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read(&path).ok(), Some(Some(vec![one.clone()])), "the torn line is ignored");
+        let mut j = Journal::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(j.repaired().map(|r| r.dropped), Some(torn.len()));
+        assert!(j.repaired().is_some_and(|r| r.to_string().contains("torn last line")));
+        assert_eq!(fs::read(&path).ok(), Some(good.clone()), "cut back to the last newline");
+        let two = change(2, "/proc/irq/4/smp_affinity_list", "b");
+        j.append(&two).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(read(&path).ok(), Some(Some(vec![one.clone(), two.clone()])));
+        // A complete record that only lacks its newline is kept and terminated.
+        let three = change(3, "/proc/irq/5/smp_affinity_list", "b");
+        let mut f =
+            fs::OpenOptions::new().append(true).open(&path).unwrap_or_else(|e| panic!("{e}"));
+        let line = three.line().unwrap_or_default();
+        f.write_all(line.trim_end().as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        let j = Journal::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(j.repaired().is_none());
+        assert!(fs::read(&path).unwrap_or_default().ends_with(b"}\n"));
+        assert_eq!(read(&path).ok(), Some(Some(vec![one, two, three])));
+        // A NUL-filled tail (the file grew, its data never reached the disk) is torn too.
+        let mut f =
+            fs::OpenOptions::new().append(true).open(&path).unwrap_or_else(|e| panic!("{e}"));
+        f.write_all(&[0; 300]).unwrap_or_else(|e| panic!("{e}"));
+        let before = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let j = Journal::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(j.repaired().map(|r| r.dropped), Some(300));
+        assert_eq!(fs::metadata(&path).map(|m| m.len()).ok(), Some(before - 300));
+    }
+
+    #[test]
+    fn a_journal_naming_a_file_apply_never_writes_is_refused() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j.jsonl");
+        for target in ["/etc/shadow", "/../victim", "/proc/sys/kernel/core_pattern"] {
+            let line = change(1, target, "b").line().unwrap_or_default();
+            // Even as the last line, where a torn line would be forgiven.
+            fs::write(&path, format!("{line}{line}")).unwrap_or_else(|e| panic!("{e}"));
+            match read(&path) {
+                Err(e @ JournalError::Target { line: 1, .. }) => {
+                    assert_eq!(e.exit_code(), ExitCode::Usage);
+                    let why = std::error::Error::source(&e).map(ToString::to_string);
+                    assert!(why.is_some_and(|w| w.contains(target)), "{e}");
+                }
+                other => panic!("{target}: expected a refusal, got {other:?}"),
+            }
+            assert!(Journal::open(&path).is_err(), "nor appended to");
+        }
+    }
+
+    #[test]
+    fn journal_and_lock_are_private_and_never_followed() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mode = |p: &Path| {
+            use std::os::unix::fs::PermissionsExt as _;
+            fs::metadata(p).map(|m| m.permissions().mode() & 0o777).unwrap_or(0)
+        };
+        let path = dir.path().join("d/j.jsonl");
+        let lock = Lock::acquire(&path).unwrap_or_else(|e| panic!("{e}"));
+        drop(lock);
+        write_journal(&path, &[change(1, "/proc/irq/3/smp_affinity_list", "b")]);
+        assert_eq!(mode(&dir.path().join("d")), 0o700);
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&dir.path().join("d/j.jsonl.lock")), 0o600);
+        // Symlinks planted at the journal's or the lock's name are refused, their targets
+        // untouched.
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious\n").unwrap_or_else(|e| panic!("{e}"));
+        let linked = dir.path().join("l/j.jsonl");
+        fs::create_dir_all(dir.path().join("l")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&victim, &linked).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&victim, dir.path().join("l/j.jsonl.lock"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(Journal::open(&linked), Err(JournalError::Io { .. })));
+        assert!(matches!(read(&linked), Err(JournalError::Io { .. })));
+        assert!(matches!(Lock::acquire(&linked), Err(JournalError::Io { .. })));
+        assert_eq!(fs::read_to_string(&victim).ok().as_deref(), Some("precious\n"));
+    }
+
+    #[test]
     fn second_lock_is_refused() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("j.jsonl");
@@ -471,16 +722,27 @@ mod props {
     }
 
     proptest! {
-        /// A journal cut anywhere (a crash mid-append) parses to a prefix of its records.
+        /// A journal cut anywhere (a crash mid-append), even inside a multi-byte character,
+        /// parses to a prefix of its records, and opening it for appending cuts the torn line
+        /// off so the next record starts on a line of its own.
         #[test]
         fn truncated_journal_parses_to_a_prefix(cut in 0usize..2000) {
             let recs = sample();
-            let text: String = recs.iter().map(|r| serde_json::to_string(r).unwrap_or_default() + "\n").collect();
-            let mut cut = cut.min(text.len());
-            while !text.is_char_boundary(cut) { cut -= 1; }
-            let parsed = parse(Path::new("j"), &text[..cut]).unwrap_or_else(|e| panic!("{e}"));
+            let text: String = recs.iter().map(|r| r.line().unwrap_or_default()).collect();
+            let cut = cut.min(text.len());
+            let bytes = &text.as_bytes()[..cut];
+            let parsed = parse(Path::new("j"), bytes).unwrap_or_else(|e| panic!("{e}"));
             prop_assert!(parsed.len() <= recs.len());
             prop_assert_eq!(&parsed[..], &recs[..parsed.len()]);
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let path = dir.path().join("j");
+            fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+            let mut j = Journal::open(&path).unwrap_or_else(|e| panic!("{e}"));
+            let extra = Record::Commit { time: "t".into(), applied: 0, refused: 0 };
+            j.append(&extra).unwrap_or_else(|e| panic!("{e}"));
+            let after = read(&path).unwrap_or_else(|e| panic!("{e}")).unwrap_or_default();
+            prop_assert_eq!(&after[..parsed.len()], &parsed[..]);
+            prop_assert_eq!(after.len(), parsed.len() + 1);
         }
     }
 }

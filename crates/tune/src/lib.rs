@@ -7,12 +7,14 @@
 //!   boots, forgotten and reverted ones aside;
 //! - [`txn`] applies all-or-nothing (rollback in reverse on failure) and reverts from the
 //!   journal alone;
+//! - [`fault`] injects crashes and failures at any step of a transaction (crash tests);
 //! - [`site`] is where it happens (the live host or a directory laid out like `/`): the lock
 //!   order and the journal's lifecycle around a transaction, for `lowlat apply` and `revert`;
 //! - [`view`] shows their outcomes in a terminal.
 
 pub mod changes;
 pub mod fake;
+pub mod fault;
 pub mod journal;
 pub mod real;
 pub mod site;
@@ -23,5 +25,5 @@ pub mod writer;
 
 pub use changes::{pending_kernel_args, plan_changes, Allow, Change, Changes, Note, Options};
 pub use site::{Applied, ApplyRequest, DryRun, Pending, RevertError, Reverted, Site, SiteError};
-pub use target::{Format, Target};
+pub use target::{Format, NotAllowed, Target};
 pub use writer::{ErrorKind, WriteError, Writer};

@@ -1,26 +1,32 @@
 //! The live writer: files under a root directory (normally `/`) and thread affinities via
 //! `sched_getaffinity`/`sched_setaffinity`. Each value is written with a single `write(2)`, as
-//! sysfs and procfs require.
+//! sysfs and procfs require. Only targets that pass [`Target::check`] are touched, never
+//! through a symlink at the last component; under a directory laid out like `/` (a sysroot),
+//! every symlink on the way is resolved inside that directory, so nothing outside it is read
+//! or written.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read as _, Write};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use cpuset::CpuSet;
 
-use crate::target::{normalise, Target};
+use crate::target::{normalise, Format, Target};
 use crate::writer::{ErrorKind, WriteError, Writer};
 
 /// Writes the live host (root `/`), or a directory tree laid out like one (tests, sandboxes;
 /// task targets are refused there since affinities are not files).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct RealWriter {
     root: PathBuf,
+    /// The tree when it is not the live host: symlinks are resolved inside it.
+    tree: Option<host::Root>,
 }
 
 impl Default for RealWriter {
     fn default() -> Self {
-        RealWriter { root: PathBuf::from("/") }
+        RealWriter { root: PathBuf::from("/"), tree: None }
     }
 }
 
@@ -30,17 +36,53 @@ impl RealWriter {
         Self::default()
     }
 
-    /// A writer that maps host paths under `root` (e.g. a copy of `/proc` and `/sys`).
-    pub fn under(root: impl Into<PathBuf>) -> Self {
-        RealWriter { root: root.into() }
+    /// A writer that maps host paths under the directory `root` (e.g. a copy of `/proc` and
+    /// `/sys`). Fails when `root` is not a directory.
+    pub fn under(root: impl Into<PathBuf>) -> Result<Self, host::OpenError> {
+        let root = root.into();
+        if root == Path::new("/") {
+            return Ok(Self::live());
+        }
+        if !root.is_dir() {
+            return Err(host::OpenError::Io {
+                path: root,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a directory laid out like /",
+                ),
+            });
+        }
+        let tree = host::Root::open(&root)?;
+        Ok(RealWriter { root, tree: Some(tree) })
     }
 
     fn is_live(&self) -> bool {
-        self.root == Path::new("/")
+        self.tree.is_none()
     }
 
-    fn path(&self, host_path: &str) -> PathBuf {
-        self.root.join(host_path.trim_start_matches('/'))
+    /// Where a file target is on disk: checked against the targets `apply` writes, and under a
+    /// sysroot with every symlink resolved inside it (one pointing out is refused).
+    fn path(&self, target: &Target, host_path: &str) -> Result<PathBuf, WriteError> {
+        target.check().map_err(|e| WriteError::new(ErrorKind::Failed, target, e.why))?;
+        let Some(tree) = &self.tree else { return Ok(PathBuf::from(host_path)) };
+        let resolved = tree
+            .resolve_links(host_path)
+            .map_err(|e| WriteError::new(ErrorKind::Failed, target, e.to_string()))?;
+        Ok(self.root.join(resolved.path))
+    }
+
+    /// Open a file target without following a symlink at its last component.
+    fn open(&self, target: &Target, path: &str, write: bool) -> Result<fs::File, WriteError> {
+        let full = self.path(target, path)?;
+        let what = if write { "open for writing" } else { "read" };
+        fs::OpenOptions::new()
+            .read(!write)
+            .write(write)
+            // A file under a sysroot is replaced; sysfs and procfs take the value as written.
+            .truncate(write && !self.is_live())
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(full)
+            .map_err(|e| WriteError::from_errno(target, errno(&e), what))
     }
 
     fn check_identity(&self, target: &Target) -> Result<(), WriteError> {
@@ -55,6 +97,20 @@ impl RealWriter {
             None => Err(WriteError::new(ErrorKind::Gone, target, "task has exited")),
         }
     }
+}
+
+/// What a selector file (`always [madvise] never`) reads after `value` is chosen, as sysfs
+/// shows it; `None` when `value` is not one of its words (sysfs answers EINVAL). Used under a
+/// sysroot, where the file is plain text, so a rehearsal reads back what the kernel would.
+fn select(current: &str, value: &str) -> Option<String> {
+    let words: Vec<&str> = current.split_whitespace().map(|w| w.trim_matches(['[', ']'])).collect();
+    words.contains(&value).then(|| {
+        let marked: Vec<String> = words
+            .iter()
+            .map(|w| if *w == value { format!("[{w}]") } else { (*w).to_string() })
+            .collect();
+        marked.join(" ")
+    })
 }
 
 /// The errno of an I/O error (0 when it has none).
@@ -73,10 +129,14 @@ pub fn task_identity(root: &Path, tid: u32) -> Option<(u64, String)> {
 impl Writer for RealWriter {
     fn read(&mut self, target: &Target) -> Result<String, WriteError> {
         match target {
-            Target::File { path, format } => match fs::read_to_string(self.path(path)) {
-                Ok(text) => Ok(normalise(*format, &text)),
-                Err(e) => Err(WriteError::from_errno(target, errno(&e), "read")),
-            },
+            Target::File { path, format } => {
+                let mut text = String::new();
+                self.open(target, path, false)?
+                    .take(1 << 20)
+                    .read_to_string(&mut text)
+                    .map_err(|e| WriteError::from_errno(target, errno(&e), "read"))?;
+                Ok(normalise(*format, &text))
+            }
             Target::Task { tid, .. } => {
                 if !self.is_live() {
                     return Err(WriteError::new(
@@ -95,14 +155,18 @@ impl Writer for RealWriter {
 
     fn write(&mut self, target: &Target, value: &str) -> Result<(), WriteError> {
         match target {
-            Target::File { path, .. } => {
-                let full = self.path(path);
-                let mut f = fs::OpenOptions::new()
-                    .write(true)
-                    .truncate(!self.is_live())
-                    .open(&full)
-                    .map_err(|e| WriteError::from_errno(target, errno(&e), "open for writing"))?;
-                let mut bytes = value.as_bytes().to_vec();
+            Target::File { path, format } => {
+                let mut text = value.to_string();
+                if *format == Format::Selector && !self.is_live() {
+                    let mut current = String::new();
+                    let _ = self.open(target, path, false)?.read_to_string(&mut current);
+                    if current.contains('[') {
+                        text = select(&current, value)
+                            .ok_or_else(|| WriteError::from_errno(target, libc::EINVAL, "write"))?;
+                    }
+                }
+                let mut f = self.open(target, path, true)?;
+                let mut bytes = text.into_bytes();
                 bytes.push(b'\n');
                 // One write(2): sysfs/procfs take the value from a single call.
                 let n = f
@@ -125,6 +189,7 @@ impl Writer for RealWriter {
                         "task affinity needs the live host",
                     ));
                 }
+                target.check().map_err(|e| WriteError::new(ErrorKind::Failed, target, e.why))?;
                 let set = CpuSet::parse_list(value).map_err(|e| {
                     WriteError::new(
                         ErrorKind::Failed,
@@ -140,9 +205,11 @@ impl Writer for RealWriter {
     }
 
     fn boot_id(&mut self) -> String {
-        fs::read_to_string(self.path("/proc/sys/kernel/random/boot_id"))
-            .map(|s| s.trim().to_string())
-            .unwrap_or_else(|_| "unknown".to_string())
+        let read = match &self.tree {
+            Some(tree) => tree.read_string("proc/sys/kernel/random/boot_id").ok(),
+            None => fs::read_to_string("/proc/sys/kernel/random/boot_id").ok(),
+        };
+        read.map_or_else(|| "unknown".to_string(), |s| s.trim().to_string())
     }
 }
 
@@ -171,13 +238,55 @@ mod tests {
         let p = dir.path().join("sys/kernel/mm/transparent_hugepage");
         fs::create_dir_all(&p).unwrap_or_else(|e| panic!("{e}"));
         fs::write(p.join("enabled"), "always [madvise] never\n").unwrap_or_else(|e| panic!("{e}"));
-        let mut w = RealWriter::under(dir.path());
+        let mut w = RealWriter::under(dir.path()).unwrap_or_else(|e| panic!("{e}"));
         let t = Target::file("/sys/kernel/mm/transparent_hugepage/enabled", Format::Selector);
         assert_eq!(w.read(&t), Ok("madvise".to_string()));
         w.write(&t, "never").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(w.read(&t), Ok("never".to_string()));
+        // The brackets move as sysfs moves them, so a revert is byte for byte.
+        assert_eq!(
+            fs::read_to_string(p.join("enabled")).ok().as_deref(),
+            Some("always madvise [never]\n")
+        );
+        assert_eq!(w.write(&t, "sometimes").map_err(|e| e.kind), Err(ErrorKind::Failed));
         let missing = Target::file("/proc/sys/kernel/nope", Format::Text);
         assert_eq!(w.read(&missing).map_err(|e| e.kind), Err(ErrorKind::Missing));
+    }
+
+    /// Nothing outside the sysroot is read or written: not through `..`, not through a
+    /// symlink pointing out, not through a symlink at the last component.
+    #[test]
+    fn a_sysroot_is_never_left() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(root.join("proc/sys/vm")).unwrap_or_else(|e| panic!("{e}"));
+        fs::create_dir_all(root.join("proc/sys/kernel")).unwrap_or_else(|e| panic!("{e}"));
+        fs::create_dir_all(&outside).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(outside.join("stat_interval"), "precious\n").unwrap_or_else(|e| panic!("{e}"));
+        fs::write(dir.path().join("victim"), "precious\n").unwrap_or_else(|e| panic!("{e}"));
+        // proc/sys/net -> ../../../outside (a directory link pointing out of the tree).
+        std::os::unix::fs::symlink("../../../outside", root.join("proc/sys/net"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        // proc/sys/kernel/x -> /abs/victim (a last-component link).
+        std::os::unix::fs::symlink(dir.path().join("victim"), root.join("proc/sys/kernel/x"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut w = RealWriter::under(&root).unwrap_or_else(|e| panic!("{e}"));
+        for p in ["/proc/sys/net/stat_interval", "/proc/sys/kernel/x", "/../victim", "/etc/passwd"]
+        {
+            let t = Target::file(p, Format::Text);
+            assert_eq!(w.write(&t, "PWNED").map_err(|e| e.kind), Err(ErrorKind::Failed), "{p}");
+            assert!(w.read(&t).is_err(), "{p}");
+        }
+        assert_eq!(
+            fs::read_to_string(outside.join("stat_interval")).ok().as_deref(),
+            Some("precious\n")
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("victim")).ok().as_deref(),
+            Some("precious\n")
+        );
+        assert!(RealWriter::under(dir.path().join("victim")).is_err(), "a file is no sysroot");
     }
 
     #[test]

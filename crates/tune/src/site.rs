@@ -4,6 +4,7 @@
 //! forgetting one, and keeping a reverted journal for the record. What a step did comes back
 //! as a value ([`DryRun`], [`Applied`], [`Reverted`]); the `view` module shows it.
 
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use plan::{KernelArg, Plan};
 use util::exit::{Classify, ExitCode};
 
 use crate::changes::{pending_kernel_args, plan_changes, Note, Options};
-use crate::journal::{self, Journal, JournalError, Lock, SetAside};
+use crate::journal::{self, Journal, JournalError, Lock};
 use crate::real::RealWriter;
 use crate::txn::{self, ApplyError, ApplyReport, OtherBoot, Preview, RevertReport};
 use crate::writer::Writer;
@@ -120,6 +121,14 @@ impl Reverted {
     }
 }
 
+/// The fault schedule in `LOWLAT_FAULT`, in debug builds only (see [`crate::fault`]).
+fn faults_from_env() -> Option<crate::fault::Faults> {
+    #[cfg(debug_assertions)]
+    return crate::fault::from_env().map(crate::fault::Faults::new);
+    #[cfg(not(debug_assertions))]
+    None
+}
+
 /// Where apply and revert act: the host model is read and the writes go through the same root.
 #[derive(Debug)]
 pub struct Site {
@@ -135,11 +144,12 @@ impl Site {
         Site { root: host::Root::live(), writer: RealWriter::live(), base: PathBuf::from("/") }
     }
 
-    /// A directory laid out like `/` (task affinities are skipped there).
+    /// A directory laid out like `/` (task affinities are skipped there). Nothing outside it
+    /// is written: see [`RealWriter::under`].
     pub fn sysroot(dir: &Path) -> Result<Self, SiteError> {
         Ok(Site {
+            writer: RealWriter::under(dir)?,
             root: host::Root::open(dir)?,
-            writer: RealWriter::under(dir),
             base: dir.to_path_buf(),
         })
     }
@@ -154,44 +164,54 @@ impl Site {
         self.root.is_live()
     }
 
-    /// The host model, the changes of the plan on it, and the pending boot-tier arguments.
-    fn prepare(&self, req: &ApplyRequest<'_>) -> (crate::Changes, Pending) {
+    /// The host model, the changes of the plan on it (refused when one is not a write `apply`
+    /// makes), and the pending boot-tier arguments.
+    fn prepare(&self, req: &ApplyRequest<'_>) -> Result<(crate::Changes, Pending), ApplyError> {
         let host = host::read(&self.root);
-        let changes = plan_changes(req.plan, &host, &req.options);
+        let changes = plan_changes(req.plan, &host, &req.options).map_err(|source| {
+            ApplyError::NotAllowed { plan: req.plan_file.to_path_buf(), source }
+        })?;
         let pending = Pending {
             args: pending_kernel_args(req.plan, &host),
             planned: req.plan.kernel_args.len(),
             plan_file: req.plan_file.to_path_buf(),
         };
-        (changes, pending)
+        Ok((changes, pending))
     }
 
     /// Read every target's current value; write nothing (no lock, no journal).
-    pub fn dry_run(&mut self, req: &ApplyRequest<'_>) -> DryRun {
-        let (changes, pending) = self.prepare(req);
+    pub fn dry_run(&mut self, req: &ApplyRequest<'_>) -> Result<DryRun, ApplyError> {
+        let (changes, pending) = self.prepare(req)?;
         let rows = txn::preview(&mut self.writer, &changes.changes);
-        DryRun { rows, notes: changes.notes, pending }
+        Ok(DryRun { rows, notes: changes.notes, pending })
     }
 
     /// Apply the plan all-or-nothing: take the host-wide lock, then the journal's; set aside a
-    /// journal from another boot (reported to `on_set_aside`); journal each change before it is
-    /// made. `stop` is asked after every change: `true` (e.g. on Ctrl-C) rolls everything back.
+    /// journal from another boot and cut a torn last line off (each reported to `on_note`);
+    /// journal each change before it is made. `stop` is asked after every change: `true`
+    /// (e.g. on Ctrl-C) rolls everything back.
+    ///
+    /// Debug builds honour a fault schedule in `LOWLAT_FAULT` (crash tests, see
+    /// [`crate::fault`]); release builds never read it.
     pub fn apply(
         &mut self,
         req: &ApplyRequest<'_>,
         stop: &dyn Fn() -> bool,
-        on_set_aside: &mut dyn FnMut(&SetAside),
+        on_note: &mut dyn FnMut(&dyn Display),
     ) -> Result<Applied, ApplyError> {
-        let (changes, pending) = self.prepare(req);
+        let (changes, pending) = self.prepare(req)?;
         let _host_lock = Lock::host(&self.base).map_err(ApplyError::Journal)?;
         let _lock = Lock::acquire(req.journal).map_err(ApplyError::Journal)?;
         let boot = self.writer.boot_id();
         if let Some(aside) =
             journal::set_aside_other_boots(req.journal, &boot).map_err(ApplyError::Journal)?
         {
-            on_set_aside(&aside);
+            on_note(&aside);
         }
         let mut j = Journal::open(req.journal).map_err(ApplyError::Journal)?;
+        if let Some(repaired) = j.repaired() {
+            on_note(repaired);
+        }
         let delay = req.step_delay;
         let mut pace = |_: usize| {
             if !delay.is_zero() {
@@ -200,13 +220,24 @@ impl Site {
             !stop()
         };
         let plan_name = Some(req.plan_file.display().to_string());
-        let report =
-            txn::apply_with(&mut self.writer, &mut j, &changes.changes, plan_name, &mut pace)?;
+        let report = match faults_from_env() {
+            Some(f) => txn::apply_with(
+                &mut f.writer(&mut self.writer),
+                &mut f.log(&mut j),
+                &changes.changes,
+                plan_name,
+                &mut pace,
+            ),
+            None => {
+                txn::apply_with(&mut self.writer, &mut j, &changes.changes, plan_name, &mut pace)
+            }
+        }?;
         Ok(Applied { report, notes: changes.notes, pending, journal: req.journal.to_path_buf() })
     }
 
     /// Restore every change of the journal at `path`, newest first, under the same locks as
-    /// `apply`; a fully reverted journal is closed and kept as `<path>.reverted`. A journal
+    /// `apply`; a journal with nothing left to restore (restores the kernel refuses by design
+    /// count as done, as apply counts them) is closed and kept as `<path>.reverted`. A journal
     /// from another boot is refused, or moved aside unreverted when `forget` is set.
     pub fn revert(&mut self, path: &Path, forget: bool) -> Result<Reverted, RevertError> {
         let journal = path.to_path_buf();
@@ -237,7 +268,7 @@ mod tests {
     use super::*;
     use std::fs;
 
-    use crate::journal::Record;
+    use crate::journal::{Log as _, Record};
     use crate::target::{Format, Target};
 
     fn write(root: &Path, rel: &str, text: &str) {

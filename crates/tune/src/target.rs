@@ -1,6 +1,7 @@
-//! What a write touches ([`Target`]), how its value is spelled ([`Format`]), and value
-//! comparison that treats CPU sets as sets (`0-1` equals `3` as a mask) and selector files
-//! (`always [madvise] never`) by their selected word.
+//! What a write touches ([`Target`]), how its value is spelled ([`Format`]), which files
+//! `apply` may write at all ([`Target::check`]), and value comparison that treats CPU sets as
+//! sets (`0-1` equals `3` as a mask) and selector files (`always [madvise] never`) by their
+//! selected word.
 
 use std::fmt;
 
@@ -74,6 +75,133 @@ impl Target {
             return None;
         }
         n.parse().ok()
+    }
+}
+
+/// A target outside what `apply` writes (see [`Target::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{target}: {why}")]
+pub struct NotAllowed {
+    /// The target, as text (escaped).
+    pub target: String,
+    pub why: String,
+}
+
+/// The files `apply` writes, besides `/proc/sys/…` (any sysctl but those in [`DENIED_SYSCTLS`]):
+/// one path component per pattern component, where `#` stands for a decimal number and `*`
+/// for a name (letters, digits, `_ - . : @ +`, not `.` or `..`). `lowlat apply` writes no
+/// configuration file. Documented in `docs/commands/apply.md`.
+pub const ALLOWED_FILES: &[&str] = &[
+    "/proc/irq/#/smp_affinity",
+    "/proc/irq/#/smp_affinity_list",
+    "/proc/irq/default_smp_affinity",
+    "/sys/devices/virtual/workqueue/cpumask",
+    "/sys/devices/virtual/workqueue/*/cpumask",
+    "/sys/bus/workqueue/devices/*/cpumask",
+    "/sys/devices/system/cpu/cpu#/cpufreq/scaling_governor",
+    "/sys/devices/system/cpu/cpu#/cpufreq/energy_performance_preference",
+    "/sys/devices/system/cpu/cpu#/power/energy_perf_bias",
+    "/sys/devices/system/cpu/cpu#/power/pm_qos_resume_latency_us",
+    "/sys/devices/system/cpu/cpu#/cpuidle/state#/disable",
+    "/sys/kernel/mm/transparent_hugepage/enabled",
+    "/sys/kernel/mm/transparent_hugepage/defrag",
+    "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag",
+    "/sys/kernel/mm/ksm/run",
+    "/sys/kernel/mm/hugepages/hugepages-#kB/nr_hugepages",
+    "/sys/devices/system/node/node#/hugepages/hugepages-#kB/nr_hugepages",
+];
+
+/// Sysctls that make the kernel run a program or load code (a root shell for whoever writes
+/// them): never written, whatever a plan or a journal says. Paths below `/proc/sys/`; a
+/// trailing `/` denies the whole directory.
+pub const DENIED_SYSCTLS: &[&str] = &[
+    "kernel/core_pattern",
+    "kernel/modprobe",
+    "kernel/hotplug",
+    "kernel/poweroff_cmd",
+    "kernel/usermodehelper/",
+    "fs/binfmt_misc/",
+];
+
+/// A path component `apply` accepts: a plain name, never `.`, `..` or empty.
+fn plain_name(c: &str) -> bool {
+    !c.is_empty()
+        && c != "."
+        && c != ".."
+        && c.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:@+".contains(&b))
+}
+
+/// Does component `c` match pattern component `p` (`#` a number, `*` a name)?
+fn component_matches(p: &str, c: &str) -> bool {
+    if p == "*" {
+        return plain_name(c);
+    }
+    match p.split_once('#') {
+        None => p == c,
+        Some((pre, post)) => c
+            .strip_prefix(pre)
+            .and_then(|rest| rest.strip_suffix(post))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+    }
+}
+
+/// Is `path` a file `apply` may write (see [`ALLOWED_FILES`] and [`DENIED_SYSCTLS`])?
+fn check_path(path: &str) -> Result<(), String> {
+    let Some(rel) = path.strip_prefix('/') else {
+        return Err("not an absolute path".into());
+    };
+    let parts: Vec<&str> = rel.split('/').collect();
+    if let Some(bad) = parts.iter().find(|c| !plain_name(c)) {
+        return Err(format!(
+            "path component {:?} is not a plain name (no `..`, `.`, empty or unusual characters)",
+            util::term::sanitize(bad, false)
+        ));
+    }
+    if let Some(sysctl) = rel.strip_prefix("proc/sys/") {
+        if let Some(d) = DENIED_SYSCTLS.iter().find(|d| match d.strip_suffix('/') {
+            Some(dir) => sysctl == dir || sysctl.starts_with(*d),
+            None => sysctl == **d,
+        }) {
+            return Err(format!(
+                "/proc/sys/{d} makes the kernel run a program: lowlat never writes it"
+            ));
+        }
+        return Ok(());
+    }
+    let allowed = ALLOWED_FILES.iter().any(|pat| {
+        let pat: Vec<&str> = pat.trim_start_matches('/').split('/').collect();
+        pat.len() == parts.len() && pat.iter().zip(&parts).all(|(p, c)| component_matches(p, c))
+    });
+    if allowed {
+        Ok(())
+    } else {
+        Err("not a file lowlat apply writes (/proc/sys/…, IRQ and workqueue affinities, CPU \
+             power and idle knobs, transparent and huge pages, KSM: see \
+             `docs/commands/apply.md`)"
+            .into())
+    }
+}
+
+impl Target {
+    /// Refuse a target `apply` never writes: a file outside [`ALLOWED_FILES`] and `/proc/sys`
+    /// (or one of [`DENIED_SYSCTLS`]), a path with `..`, or task 0 (the caller itself).
+    /// Checked for every change of a plan and every change read back from a journal, so
+    /// neither can make `apply` or `revert` write elsewhere (nor leave a `--sysroot`).
+    pub fn check(&self) -> Result<(), NotAllowed> {
+        let why = match self {
+            Target::File { path, .. } => check_path(path).err(),
+            Target::Task { tid: 0, .. } | Target::Task { pid: 0, .. } => {
+                Some("task 0 is not a task".to_string())
+            }
+            Target::Task { .. } => None,
+        };
+        match why {
+            None => Ok(()),
+            Some(why) => Err(NotAllowed {
+                target: util::term::sanitize(&self.to_string(), false).into_owned(),
+                why,
+            }),
+        }
     }
 }
 
@@ -156,5 +284,56 @@ mod tests {
         assert_eq!(Target::file("/proc/irq/24/smp_affinity", Format::CpuMask).irq(), Some(24));
         assert_eq!(Target::file("/proc/irq/default_smp_affinity", Format::CpuMask).irq(), None);
         assert_eq!(Target::file("/proc/irqx/2", Format::Text).irq(), None);
+    }
+
+    #[test]
+    fn only_the_files_apply_knows_are_allowed() {
+        let ok = |p: &str| Target::file(p, Format::Text).check().map_err(|e| e.to_string());
+        for p in [
+            "/proc/sys/vm/stat_interval",
+            "/proc/sys/net/ipv4/conf/eth0.100/rp_filter",
+            "/proc/irq/24/smp_affinity_list",
+            "/proc/irq/24/smp_affinity",
+            "/proc/irq/default_smp_affinity",
+            "/sys/devices/virtual/workqueue/cpumask",
+            "/sys/devices/virtual/workqueue/nvme-wq/cpumask",
+            "/sys/bus/workqueue/devices/writeback/cpumask",
+            "/sys/devices/system/cpu/cpu12/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu3/cpuidle/state2/disable",
+            "/sys/devices/system/cpu/cpu3/power/pm_qos_resume_latency_us",
+            "/sys/kernel/mm/transparent_hugepage/enabled",
+            "/sys/kernel/mm/ksm/run",
+            "/sys/devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages",
+        ] {
+            assert_eq!(ok(p), Ok(()), "{p}");
+        }
+        for p in [
+            "/etc/passwd",
+            "/../victim",
+            "/proc/sys/../../etc/passwd",
+            "/proc/sys/vm/./stat_interval",
+            "/proc/sys//vm",
+            "proc/sys/vm/stat_interval",
+            "/proc/sys/kernel/core_pattern",
+            "/proc/sys/kernel/modprobe",
+            "/proc/sys/kernel/usermodehelper/bset",
+            "/proc/sys/fs/binfmt_misc/register",
+            "/proc/sys/vm/x\nsmuggled",
+            "/proc/irq/24/spurious",
+            "/proc/irq/x/smp_affinity",
+            "/proc/1/oom_score_adj",
+            "/sys/devices/system/cpu/cpu/cpufreq/scaling_governor",
+            "/sys/devices/system/cpu/cpu1x/cpufreq/scaling_governor",
+            "/sys/devices/virtual/workqueue/../cpumask",
+            "/sys/kernel/mm/transparent_hugepage/enabled/x",
+            "/sys/class/gpio/export",
+        ] {
+            assert!(ok(p).is_err(), "{p} must be refused");
+        }
+        let task = |pid, tid| Target::Task { pid, tid, start_time: 1, comm: "x".into() };
+        assert!(task(2, 2).check().is_ok());
+        assert!(task(0, 0).check().is_err() && task(5, 0).check().is_err());
+        let e = Target::file("/proc/sys/kernel/core_pattern", Format::Text).check();
+        assert!(e.is_err_and(|e| e.why.contains("run a program")));
     }
 }

@@ -6,8 +6,8 @@ use util::exit::{Classify, ExitCode};
 use util::time::now_rfc3339;
 
 use crate::changes::Change;
-use crate::journal::{Journal, JournalError, Outcome, Record};
-use crate::target::{same_value, Target};
+use crate::journal::{JournalError, Log, Outcome, Record};
+use crate::target::{same_value, NotAllowed, Target};
 use crate::writer::{ErrorKind, WriteError, Writer};
 
 /// One change and what became of it.
@@ -40,6 +40,13 @@ pub enum ApplyError {
     /// The journal could not be written before the first change: nothing was changed.
     #[error("{0}; nothing was changed")]
     Journal(JournalError),
+    /// The plan asks for a write `apply` never makes: nothing was changed.
+    #[error("the plan {} asks for a write lowlat apply never makes; nothing was changed", plan.display())]
+    NotAllowed {
+        plan: std::path::PathBuf,
+        #[source]
+        source: NotAllowed,
+    },
     /// A step failed, or the caller cancelled (`interrupted`); every change made so far was
     /// undone.
     #[error("{cause}; rolled back all {restored} change(s) made so far, the host is as before")]
@@ -53,6 +60,7 @@ impl Classify for ApplyError {
     fn exit_code(&self) -> ExitCode {
         match self {
             ApplyError::Journal(e) => e.exit_code(),
+            ApplyError::NotAllowed { .. } => ExitCode::Usage,
             ApplyError::RolledBack { interrupted: true, .. } => ExitCode::Interrupted,
             ApplyError::RolledBack { interrupted: false, .. } => ExitCode::Runtime,
             ApplyError::Partial { .. } => ExitCode::PartialApply,
@@ -92,7 +100,7 @@ pub fn preview(writer: &mut dyn Writer, changes: &[Change]) -> Vec<Preview> {
 /// Apply `changes` through `writer`, journaling each before it is made.
 pub fn apply(
     writer: &mut dyn Writer,
-    journal: &mut Journal,
+    journal: &mut dyn Log,
     changes: &[Change],
     plan: Option<String>,
 ) -> Result<ApplyReport, ApplyError> {
@@ -104,7 +112,7 @@ pub fn apply(
 /// returning `false` (e.g. on Ctrl-C) rolls back everything done so far, as a failure would.
 pub fn apply_with(
     writer: &mut dyn Writer,
-    journal: &mut Journal,
+    journal: &mut dyn Log,
     changes: &[Change],
     plan: Option<String>,
     after_step: &mut dyn FnMut(usize) -> bool,
@@ -143,7 +151,7 @@ pub fn apply_with(
 /// One change: read, journal, write, record the outcome. `Err` means: roll back.
 fn step(
     writer: &mut dyn Writer,
-    journal: &mut Journal,
+    journal: &mut dyn Log,
     change: &Change,
     seq: u64,
     boot_id: &str,
@@ -200,7 +208,7 @@ fn step(
 /// Undo `applied` in reverse; the error to return.
 fn rollback(
     writer: &mut dyn Writer,
-    journal: &mut Journal,
+    journal: &mut dyn Log,
     applied: &[Done],
     cause: String,
     interrupted: bool,
@@ -232,6 +240,9 @@ pub struct RevertReport {
     pub restored: Vec<Done>,
     /// Already at the old value (idempotence, refused or rolled-back changes).
     pub already: usize,
+    /// Refused by the kernel by design (a managed or per-CPU IRQ, a per-CPU kthread), as apply
+    /// classifies them: the kernel owns the value, so there is nothing to restore. Not failures.
+    pub refused: Vec<Done>,
     /// Left alone, with the reason (task gone or tid reused, file absent).
     pub skipped: Vec<Done>,
     /// Could not be restored.
@@ -291,6 +302,7 @@ pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertRepor
         }
         match writer.write(target, old) {
             Ok(()) => report.restored.push(done(None)),
+            Err(e) if e.kind == ErrorKind::Refused => report.refused.push(done(Some(e.message))),
             Err(e) if matches!(e.kind, ErrorKind::Gone | ErrorKind::Missing) => {
                 report.skipped.push(done(Some(e.message)))
             }
@@ -304,6 +316,7 @@ pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertRepor
 mod tests {
     use super::*;
     use crate::fake::FakeWriter;
+    use crate::journal::Journal;
     use crate::target::Format;
 
     #[test]
@@ -324,5 +337,28 @@ mod tests {
         assert_eq!(failed.err().map(|e| e.exit_code()), Some(ExitCode::Runtime));
         let partial = ApplyError::Partial { cause: "x".into(), left: vec!["y".into()] };
         assert_eq!(partial.exit_code(), ExitCode::PartialApply);
+    }
+
+    /// A restore the kernel refuses by design (the IRQ became managed since apply) is
+    /// classified as apply classifies it, not counted as a failure.
+    #[test]
+    fn revert_classifies_a_refused_restore() {
+        let irq = "/proc/irq/24/smp_affinity_list";
+        let mut fake = FakeWriter::new().with_file(irq, "0-3");
+        let changes = [Change {
+            target: Target::file(irq, Format::CpuList),
+            new: "0-1".into(),
+            why: String::new(),
+        }];
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j");
+        let mut j = Journal::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        apply(&mut fake, &mut j, &changes, None).unwrap_or_else(|e| panic!("{e}"));
+        fake.refuse.insert(irq.into());
+        let records = crate::journal::read(&path).ok().flatten().unwrap_or_default();
+        let rev = revert(&mut fake, &records).unwrap_or_else(|e| panic!("{e}"));
+        assert!(rev.failed.is_empty(), "{:?}", rev.failed);
+        assert_eq!(rev.refused.len(), 1);
+        assert!(rev.refused[0].message.as_deref().is_some_and(|m| m.contains("managed")));
     }
 }

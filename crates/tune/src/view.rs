@@ -125,16 +125,24 @@ impl Display for Reverted {
             Reverted::Restored { journal, report, kept_as } => {
                 writeln!(
                     f,
-                    "restored {} value(s) from {} ({} already at their old value, {} skipped, {} failed)",
+                    "restored {} value(s) from {} ({} already at their old value, {} refused by the kernel, {} skipped, {} failed)",
                     report.restored.len(),
                     journal.display(),
                     report.already,
+                    report.refused.len(),
                     report.skipped.len(),
                     report.failed.len()
                 )?;
                 for d in &report.restored {
                     let note = d.message.as_deref().unwrap_or("");
                     row(f, &d.target.to_string(), &d.new, &d.old, note)?;
+                }
+                if !report.refused.is_empty() {
+                    writeln!(f, "refused (classified, not failures):")?;
+                    for d in &report.refused {
+                        let note = d.message.as_deref().unwrap_or("");
+                        row(f, &d.target.to_string(), &d.new, &d.old, note)?;
+                    }
                 }
                 skipped(f, &report.skipped)?;
                 if !report.failed.is_empty() {

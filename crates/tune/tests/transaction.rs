@@ -5,6 +5,7 @@ use cpuset::CpuSet;
 use host::{Host, Irq, Task, Workqueues};
 use plan::{Plan, PlanOptions, RuntimeItem};
 use tune::fake::FakeWriter;
+use tune::fault::{Action, Faults, Schedule};
 use tune::journal::{self, Journal, Record};
 use tune::txn::{self, ApplyError};
 use tune::{plan_changes, Options, Writer};
@@ -128,7 +129,7 @@ fn journal_in(dir: &tempfile::TempDir) -> (std::path::PathBuf, Journal) {
 fn apply_then_revert_restores_everything() {
     let (host, mut fake) = fixture();
     let before = fake.state();
-    let changes = plan_changes(&plan(), &host, &opts());
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let (path, mut j) = journal_in(&dir);
     let report = txn::apply(&mut fake, &mut j, &changes.changes, Some("p.yaml".into()))
@@ -166,7 +167,7 @@ fn apply_then_revert_restores_everything() {
 #[test]
 fn every_write_failure_rolls_back_to_the_start() {
     let (host, fake0) = fixture();
-    let changes = plan_changes(&plan(), &host, &opts());
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
     // Count the writes of a clean run.
     let total = {
         let mut f = fake0.clone();
@@ -199,7 +200,7 @@ fn every_write_failure_rolls_back_to_the_start() {
 #[test]
 fn failed_rollback_is_partial_and_revert_finishes_it() {
     let (host, fake0) = fixture();
-    let changes = plan_changes(&plan(), &host, &opts());
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
     let mut fake = fake0.clone();
     let before = fake.state();
     fake.fail_write = Some(4);
@@ -223,7 +224,7 @@ fn failed_rollback_is_partial_and_revert_finishes_it() {
 #[test]
 fn revert_skips_reused_tids_and_refuses_other_boots() {
     let (host, mut fake) = fixture();
-    let changes = plan_changes(&plan(), &host, &opts());
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let (path, mut j) = journal_in(&dir);
     txn::apply(&mut fake, &mut j, &changes.changes, None).unwrap_or_else(|e| panic!("{e}"));
@@ -255,7 +256,7 @@ fn revert_skips_reused_tids_and_refuses_other_boots() {
 #[test]
 fn dry_run_reads_only() {
     let (host, mut fake) = fixture();
-    let changes = plan_changes(&plan(), &host, &opts());
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
     let rows = txn::preview(&mut fake, &changes.changes);
     assert!(fake.log.is_empty());
     let irq24 = rows.iter().find(|r| r.target.to_string().ends_with("24/smp_affinity_list"));
@@ -272,7 +273,7 @@ fn dry_run_reads_only() {
 #[test]
 fn cancelling_at_any_step_rolls_back_to_the_start() {
     let (host, fake0) = fixture();
-    let changes = plan_changes(&plan(), &host, &opts());
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
     for k in 1..=changes.changes.len() {
         let mut fake = fake0.clone();
         let before = fake.state();
@@ -293,10 +294,12 @@ fn cancelling_at_any_step_rolls_back_to_the_start() {
 fn an_unwritable_journal_changes_nothing() {
     let (host, mut fake) = fixture();
     let before = fake.state();
-    let changes = plan_changes(&plan(), &host, &opts());
-    // /dev/full accepts the open and fails every write with ENOSPC.
-    let mut j = Journal::open(std::path::Path::new("/dev/full")).unwrap_or_else(|e| panic!("{e}"));
-    match txn::apply(&mut fake, &mut j, &changes.changes, None) {
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
+    // Every append fails (a full disk), from the first.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (_, mut j) = journal_in(&dir);
+    let faults = Faults::new(Schedule::at(1, Action::FailFrom));
+    match txn::apply(&mut fake, &mut faults.log(&mut j), &changes.changes, None) {
         Err(ApplyError::Journal(_)) => {}
         other => panic!("expected a journal error, got {other:?}"),
     }
@@ -307,7 +310,7 @@ fn an_unwritable_journal_changes_nothing() {
 #[test]
 fn revert_reports_what_it_could_not_restore() {
     let (host, mut fake) = fixture();
-    let changes = plan_changes(&plan(), &host, &opts());
+    let changes = plan_changes(&plan(), &host, &opts()).unwrap_or_else(|e| panic!("{e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let (path, mut j) = journal_in(&dir);
     txn::apply(&mut fake, &mut j, &changes.changes, None).unwrap_or_else(|e| panic!("{e}"));

@@ -28,17 +28,30 @@ pub fn create_temp_beside(path: &Path, mode: u32) -> std::io::Result<(PathBuf, F
         _ => Path::new("."),
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    create_unique(dir, &format!(".{name}."), ".tmp", mode, 0)
+}
+
+/// Create a new file `<dir>/<prefix><pid>.<unique><suffix>` for writing, with `O_EXCL` and
+/// `O_NOFOLLOW` (so a file or symlink planted at a guessed name is never opened: another name
+/// is tried), extra open `flags` (e.g. `O_DSYNC`) and permissions exactly `mode`.
+pub fn create_unique(
+    dir: &Path,
+    prefix: &str,
+    suffix: &str,
+    mode: u32,
+    flags: i32,
+) -> std::io::Result<(PathBuf, File)> {
     let pid = std::process::id();
     for attempt in 0..64u32 {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let tmp = dir.join(format!(".{name}.{pid}.{nanos:x}{attempt}.tmp"));
+        let tmp = dir.join(format!("{prefix}{pid}.{nanos:x}{attempt}{suffix}"));
         match OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | flags)
             .open(&tmp)
         {
             Ok(f) => {
@@ -53,8 +66,44 @@ pub fn create_temp_beside(path: &Path, mode: u32) -> std::io::Result<(PathBuf, F
     Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free temporary name"))
 }
 
-/// Open (creating `0600` if missing) a private file for appending/reading without following a
-/// symlink at its last component.
+/// Create a new file at exactly `path` (`O_EXCL`, `O_NOFOLLOW`: an existing file or a symlink
+/// there is an error, never written through), permissions `mode` (umask applies).
+pub fn create_new(path: &Path, mode: u32) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Create a new private directory (`0700`) `<dir>/<prefix><pid>.<unique>`: `mkdir` never
+/// reuses an existing entry, so nothing planted at a guessed name is written into.
+pub fn create_unique_dir(dir: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let pid = std::process::id();
+    for attempt in 0..64u32 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let p = dir.join(format!("{prefix}{pid}.{nanos:x}{attempt}"));
+        match std::fs::DirBuilder::new().mode(0o700).create(&p) {
+            Ok(()) => {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700))?;
+                return Ok(p);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free directory name"))
+}
+
+/// Open (creating it `0600` if missing) a private file — a journal, a lock — for reading and
+/// appending (`append`) or reading and writing, refusing what an attacker could have planted:
+/// a symlink at its last component (`O_NOFOLLOW`), anything but a regular file (a FIFO would
+/// block), and a file that someone other than the caller or root owns or may write. The mode is
+/// made exactly `0600` whatever the umask.
 pub fn open_private(path: &Path, append: bool) -> std::io::Result<File> {
     let f = OpenOptions::new()
         .read(true)
@@ -62,23 +111,97 @@ pub fn open_private(path: &Path, append: bool) -> std::io::Result<File> {
         .append(append)
         .create(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)?;
+    check_trusted(&f, path, true)?;
     f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     Ok(f)
 }
 
-/// Create a directory (and parents) and make the last one `0700`.
-pub fn create_private_dir(path: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(path)?;
-    let meta = std::fs::symlink_metadata(path)?;
-    if !meta.is_dir() {
+/// Read a private file written by [`open_private`], at most `max` bytes, with the same checks
+/// (no symlink at the last component, a regular file owned by the caller or root and writable by
+/// no one else).
+pub fn read_private(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    check_trusted(&f, path, false)?;
+    let mut bytes = Vec::new();
+    f.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
         return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} is not a directory", path.display()),
+            std::io::ErrorKind::InvalidData,
+            format!("{} is larger than {max} bytes", path.display()),
         ));
     }
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+    Ok(bytes)
+}
+
+/// A regular file owned by the caller or root; unless `fixing` (we are about to chmod it
+/// `0600`), writable by its owner only.
+fn check_trusted(f: &File, path: &Path, fixing: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = f.metadata()?;
+    let refuse = |why: String| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} {why}", path.display()),
+        ))
+    };
+    if !meta.is_file() {
+        return refuse("is not a regular file".into());
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me && meta.uid() != 0 {
+        return refuse(format!("is owned by uid {}, not by this user or root", meta.uid()));
+    }
+    if !fixing && meta.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "is writable by other users (mode {:o}); `chmod 600` it if you trust its content",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// Create a directory and its missing parents; each directory this call creates is made
+/// exactly `0700` whatever the umask. Directories that already exist are left as they are
+/// (a journal under `/tmp` must not make `/tmp` private). Fails when `path` exists and is not
+/// a directory.
+pub fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let mut missing = Vec::new();
+    let mut cur = path;
+    loop {
+        match std::fs::metadata(cur) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{} is not a directory", cur.display()),
+                ))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                missing.push(cur);
+                match cur.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => cur = p,
+                    _ => break,
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    for dir in missing.into_iter().rev() {
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?,
+            // Created by someone else meanwhile: theirs, left as it is.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Do two paths name the same existing file (same device and inode)?
@@ -114,17 +237,71 @@ mod tests {
     }
 
     #[test]
+    fn unique_files_are_new_and_skip_planted_names() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, _) = create_unique(d.path(), "x-", ".dsync", 0o600, libc::O_DSYNC).unwrap();
+        let (b, _) = create_unique(d.path(), "x-", ".dsync", 0o600, 0).unwrap();
+        assert_ne!(a, b);
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with(&format!("x-{}.", std::process::id())) && name.ends_with(".dsync")
+        );
+        assert_eq!(std::fs::metadata(&a).unwrap().permissions().mode() & 0o777, 0o600);
+        let n = d.path().join("new");
+        drop(create_new(&n, 0o644).unwrap());
+        assert!(create_new(&n, 0o644).is_err(), "exists");
+        std::os::unix::fs::symlink(&a, d.path().join("ln")).unwrap();
+        assert!(create_new(&d.path().join("ln"), 0o644).is_err(), "a symlink");
+        let x = create_unique_dir(d.path(), "probe.").unwrap();
+        let y = create_unique_dir(d.path(), "probe.").unwrap();
+        assert_ne!(x, y);
+        assert!(std::fs::symlink_metadata(&x).unwrap().is_dir());
+        assert_eq!(std::fs::metadata(&x).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+
+    #[test]
     fn private_files_and_dirs() {
         let d = tempfile::tempdir().unwrap();
+        // An existing directory keeps its mode; the ones created are 0700 whatever the umask.
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        // SAFETY: umask(2) only swaps the process's file mode mask; restored below.
+        let old = unsafe { libc::umask(0) };
         let dir = d.path().join("a/b");
-        create_private_dir(&dir).unwrap();
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        let made = create_private_dir(&dir);
         let f = dir.join("journal");
-        drop(open_private(&f, true).unwrap());
-        assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600);
+        let opened = open_private(&f, true);
+        // SAFETY: as above.
+        unsafe { libc::umask(old) };
+        made.unwrap();
+        drop(opened.unwrap());
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(d.path()), 0o755, "an existing directory is left alone");
+        assert_eq!(mode(&d.path().join("a")), 0o700);
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&f), 0o600);
+        create_private_dir(&dir).unwrap();
+        assert!(create_private_dir(&f).is_err(), "a file is not a directory");
+        // A symlink at the last component is never followed, for writing or reading.
         let link = dir.join("link");
         std::os::unix::fs::symlink(&f, &link).unwrap();
         assert!(open_private(&link, true).is_err(), "O_NOFOLLOW");
+        assert!(read_private(&link, 100).is_err(), "O_NOFOLLOW");
+        // Neither is a FIFO (it would block) nor a file others may write.
+        let fifo = dir.join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(open_private(&fifo, true).is_err());
+        assert!(read_private(&fifo, 100).is_err());
+        std::fs::write(&f, b"0123456789").unwrap();
+        assert_eq!(read_private(&f, 10).unwrap(), b"0123456789");
+        assert!(read_private(&f, 9).is_err(), "over the cap");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = read_private(&f, 100).unwrap_err();
+        assert!(e.to_string().contains("writable by other users"), "{e}");
+        // Opening it for writing makes it private again.
+        drop(open_private(&f, true).unwrap());
+        assert_eq!(mode(&f), 0o600);
         assert!(same_file(&f, &f) && !same_file(&f, &dir));
     }
 }

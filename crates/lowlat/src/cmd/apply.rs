@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         step_delay: Duration::from_millis(args.step_delay),
     };
     if args.dry_run {
-        print!("{}", site.dry_run(&req));
+        print!("{}", site.dry_run(&req)?);
         return Ok(ExitCode::Ok);
     }
     if site.is_live() && !util::privilege::is_root() {
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Ctrl-C / SIGTERM: finish the current write, then roll everything back.
     util::signal::install_flag_only();
     let applied =
-        site.apply(&req, &util::signal::interrupted, &mut |aside| eprintln!("note: {aside}"))?;
+        site.apply(&req, &util::signal::interrupted, &mut |note| eprintln!("note: {note}"))?;
     print!("{applied}");
     Ok(ExitCode::Ok)
 }

@@ -1,5 +1,6 @@
 //! `lowlat import cyclictest|oslat|fio FILE`: another tool's output (text or JSON, detected by
-//! content; fio JSON only) turned into a lowlat result file by `results::import`.
+//! content) turned into a lowlat result file by `results::import`. An input cut short imports
+//! as `partial` with a warning on stderr.
 
 use std::path::PathBuf;
 
@@ -14,8 +15,8 @@ use crate::exit::{usage, ExitCode};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Which tool wrote FILE: cyclictest (text, with or without -h histograms, rt-tests <=2.6
-    /// and >=2.7, or --json), oslat (text or --json), or fio (--output-format=json: the sync
-    /// latency block; `normal,json` output works too).
+    /// and >=2.7, or --json), oslat (text or --json), or fio (its normal text, json or
+    /// normal,json output: the sync latency block).
     #[arg(value_parser = PossibleValuesParser::new(["cyclictest", "oslat", "fio"]).try_map(|s| s.parse::<Tool>()))]
     pub tool: Tool,
     /// The tool's output (`-` = stdin).
@@ -38,7 +39,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             usage(format!("{file}: {e}; pass the file {} wrote", args.tool.as_str()))
         })?
     };
+    if let Some(Output::File(out)) = &args.output {
+        if util::fs::same_file(&args.file, out) {
+            return Err(usage(format!(
+                "-o {file} is the input: writing it would replace the input; choose another file"
+            )));
+        }
+    }
     let r = results::import::import(args.tool, &text).with_context(|| file.to_string())?;
+    if let Some(why) = r.cut_short() {
+        eprintln!("lowlat: warning: {file}: imported as partial: {why}");
+    }
     match (&args.output, r.table()) {
         (Some(out), _) => out.write_json(&r)?,
         (None, Some(t)) if args.table => print!("{t}"),

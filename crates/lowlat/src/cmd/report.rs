@@ -34,7 +34,9 @@ pub struct Args {
     /// Timer latency each CPU must stay below (e.g. 50us, 1ms), unless a result says otherwise.
     #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_latency, default_value = "100us")]
     pub threshold: Duration,
-    /// Exit 1 when the overall verdict is FAIL (for CI gates).
+    /// For CI gates: exit 1 when the overall verdict is FAIL or a result is partial (cut
+    /// short), 2 when an input cannot be judged (unreadable, newer schema_version, unknown
+    /// kind, nothing measured).
     #[arg(long)]
     pub strict: bool,
     /// The report's data (verdict, headlines, sections, tables, chart series) as JSON; alone
@@ -43,20 +45,38 @@ pub struct Args {
     pub json: JsonArg,
 }
 
+/// Refuse an output that is one of the inputs: writing it would replace the input.
+fn refuse_overwriting_inputs(args: &Args) -> anyhow::Result<()> {
+    let json = match &args.json.json {
+        Some(super::common::Output::File(p)) => Some(p),
+        _ => None,
+    };
+    let inputs = args.results.iter().chain(&args.compare).chain(&args.vs);
+    for input in inputs {
+        for (flag, out) in [("-o", Some(&args.output)), ("--json", json)] {
+            if out.is_some_and(|o| util::fs::same_file(input, o)) {
+                return Err(usage(format!(
+                    "{flag} {} is an input of this report: writing it would replace the input; choose another file",
+                    input.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Run `lowlat report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    refuse_overwriting_inputs(&args)?;
     let opts = report::Options {
         title: args.title.clone(),
         generator: format!("lowlat {}", super::VERSION),
         timer_threshold_ns: u64::try_from(args.threshold.as_nanos()).unwrap_or(u64::MAX),
         ..report::Options::default()
     };
-    let model = if !args.compare.is_empty() {
-        report::compare::build(
-            &report::load_all(&args.compare)?,
-            &report::load_all(&args.vs)?,
-            &opts,
-        )
+    let (model, docs) = if !args.compare.is_empty() {
+        let (before, after) = (report::load_all(&args.compare)?, report::load_all(&args.vs)?);
+        (report::compare::build(&before, &after, &opts), [before, after].concat())
     } else if args.results.is_empty() {
         return Err(usage(
             "no result files given: `lowlat report RESULT… -o report.html` (results come from \
@@ -64,7 +84,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
              `--compare BEFORE… --vs AFTER…`",
         ));
     } else {
-        report::build(&report::load_all(&args.results)?, &opts)
+        let docs = report::load_all(&args.results)?;
+        (report::build(&docs, &opts), docs)
     };
     let bytes = report::html::write(&model, &args.output)
         .with_context(|| format!("writing {}", args.output.display()))?;
@@ -75,6 +96,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         print!("{}", report::summary::render(&model));
         println!("wrote {} ({} KiB)", args.output.display(), bytes.div_ceil(1024));
     }
-    let fail = args.strict && model.verdict == report::Verdict::Fail;
+    // Strict: inputs that cannot be judged are an input error (exit 2, the report is
+    // written first so it can be read); a FAIL or a partial result fails the gate.
+    let fail = args.strict && report::strict(&docs, model.verdict)?;
     Ok(if fail { ExitCode::CheckFailed } else { ExitCode::Ok })
 }

@@ -53,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let verified = verify::run(&root, host, request);
     if let Some(path) = &args.junit {
-        std::fs::write(path, render::junit(&verified.report))
+        util::fs::write_atomic(path, render::junit(&verified.report).as_bytes(), 0o644)
             .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
     if let Some(out) = &args.json.json {

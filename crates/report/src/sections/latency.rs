@@ -72,8 +72,14 @@ fn threshold(r: &LatencyResult, default: u64) -> u64 {
     r.envelope.params.get("threshold_ns").and_then(Value::as_u64).unwrap_or(default)
 }
 
-pub(crate) fn cpu_name(t: &ThreadResult) -> String {
-    t.cpu.map_or_else(|| "CPU ?".to_string(), |c| format!("CPU {c}"))
+/// `CPU 3`, or `thread 0` (its place in the result) when the result does not say the CPU.
+fn cpu_name(r: &LatencyResult, t: &ThreadResult) -> String {
+    match t.cpu {
+        Some(c) => format!("CPU {c}"),
+        None => {
+            format!("thread {}", r.threads.iter().position(|x| std::ptr::eq(x, t)).unwrap_or(0))
+        }
+    }
 }
 
 /// The worst latency of a thread, `None` when it took no samples.
@@ -82,10 +88,9 @@ pub(crate) fn max_ns(t: &ThreadResult) -> Option<u64> {
 }
 
 /// A percentile or spread of a thread, `None` when unknown: no samples, or an imported
-/// summary without a histogram (the importer writes 0 for what it does not know).
-pub(crate) fn pct(t: &ThreadResult, v: u64) -> Option<u64> {
-    let hist = !t.histogram.buckets.is_empty() || t.histogram.overflow > 0;
-    (t.stats.count > 0 && hist).then_some(v)
+/// summary without a histogram (shown as `n/a`).
+pub(crate) fn pct(t: &ThreadResult, v: Option<u64>) -> Option<u64> {
+    v.filter(|_| t.stats.count > 0)
 }
 
 /// The load that ran, in a few words (`cpu on 0-1`, or the external command).
@@ -145,9 +150,10 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         headlines.push(Headline::new(
             v,
             format!(
-                "{title}: worst {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                "{title}: {} {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                if env.partial { "worst seen" } else { "worst" },
                 fmt_ns(max),
-                cpu_name(w),
+                cpu_name(r, w),
                 if max < thr { "below" } else { "at or above" },
                 fmt_ns(thr),
                 fmt_count(samples),
@@ -174,7 +180,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             fmt_ns(thr)
         ),
     });
-    blocks.push(Block::Table(percentile_table(&threads, thr, noise)));
+    blocks.push(Block::Table(percentile_table(r, &threads, thr, noise)));
     for n in &r.notes {
         blocks.push(Block::Note(Note { verdict: Verdict::Warn, text: n.clone() }));
     }
@@ -225,7 +231,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             series: with_hist
                 .iter()
                 .map(|t| Series {
-                    name: cpu_name(t),
+                    name: cpu_name(r, t),
                     style: SeriesStyle::Line,
                     color: t.cpu.unwrap_or(0) as usize,
                     points: bin_histogram(&t.histogram.buckets, x_max, nbins),
@@ -272,7 +278,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
                 let (points, p) = downsample_max(&t.per_second_max_ns, ctx.opts.max_points);
                 per = per.max(p);
                 Series {
-                    name: cpu_name(t),
+                    name: cpu_name(r, t),
                     style: SeriesStyle::Line,
                     color: t.cpu.unwrap_or(0) as usize,
                     points,
@@ -310,7 +316,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     vec![Section::new(id, title, headlines, blocks)]
 }
 
-fn percentile_table(threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {
+fn percentile_table(r: &LatencyResult, threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {
     let mut headers: Vec<String> =
         ["CPU", "samples", "min", "avg", "p50", "p99", "p99.9", "p99.99", "max"]
             .map(String::from)
@@ -328,8 +334,9 @@ fn percentile_table(threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {
             };
             let s = &t.stats;
             let known = (t.stats.count > 0).then_some(());
-            let mut r = vec![
-                Cell::text(t.cpu.map_or("?".into(), |c| c.to_string())),
+            let cpu = t.cpu.map_or_else(|| cpu_name(r, t), |c| c.to_string());
+            let mut row = vec![
+                Cell::text(cpu),
                 Cell::num(fmt_count(s.count)),
                 Cell::num(fmt_opt_ns(known.map(|()| s.min_ns))),
                 Cell::num(fmt_opt_ns(known.map(|()| s.avg_ns))),
@@ -339,7 +346,7 @@ fn percentile_table(threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {
                 Cell::num(fmt_opt_ns(pct(t, s.p9999_ns))),
                 Cell::num(fmt_opt_ns(max_ns(t))).with_verdict(v),
             ];
-            r.push(if noise {
+            row.push(if noise {
                 Cell::num(fmt_opt_ns(pct(t, s.stddev_ns)))
             } else {
                 let c = Cell::num(fmt_count(t.overruns));
@@ -349,8 +356,8 @@ fn percentile_table(threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {
                     c
                 }
             });
-            r.push(Cell::verdict(v));
-            r
+            row.push(Cell::verdict(v));
+            row
         })
         .collect();
     Table { caption: "Per-CPU statistics".into(), headers, rows }
@@ -368,7 +375,7 @@ fn attribution_table(threads: &[&ThreadResult], duration_ns: u64) -> Option<Tabl
                 Some(n) if duration_ns > 0 => {
                     format!("{:.4}%", n as f64 * 100.0 / duration_ns as f64)
                 }
-                _ => "—".into(),
+                _ => "n/a".into(),
             };
             let attributed = if t.worst_seconds.is_empty() {
                 "not recorded".to_string()

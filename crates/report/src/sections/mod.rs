@@ -52,10 +52,14 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     for plugin in PLUGINS {
         for kind in plugin.kinds {
             for doc in docs.iter().filter(|d| d.kind == *kind) {
-                sections.extend(match &doc.body {
+                let mut built = match &doc.body {
                     Body::Unreadable(e) => vec![unreadable(doc, e)],
                     _ => (plugin.build)(doc, &ctx),
-                });
+                };
+                if let Some(why) = no_pass(doc) {
+                    built.iter_mut().for_each(|s| cap_at_warn(s, &why));
+                }
+                sections.extend(built);
             }
         }
     }
@@ -83,8 +87,19 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     for doc in docs.iter().filter(|d| d.partial()) {
         banners.push(Note {
             verdict: Verdict::Warn,
-            text: format!("{} ({}) is partial: the run was cut short.", doc.source, doc.kind),
+            text: format!(
+                "{} ({}) is partial: the run was cut short; its numbers cover only what ran and cannot pass.",
+                doc.source, doc.kind
+            ),
         });
+    }
+    for doc in docs {
+        if let Some(p) = doc.problem() {
+            banners.push(Note {
+                verdict: Verdict::Warn,
+                text: format!("{} ({}): {p}.", doc.source, doc.kind),
+            });
+        }
     }
     banners.extend(opts.notes.iter().cloned());
 
@@ -101,6 +116,23 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
         sections,
         inputs: docs.iter().map(|d| (d.source.clone(), d.kind.to_string())).collect(),
     }
+}
+
+/// Why a document's sections may not say PASS: it is partial or cannot be judged.
+fn no_pass(doc: &Doc) -> Option<String> {
+    match doc.problem() {
+        Some(p) => Some(p.to_string()),
+        None => doc.partial().then(|| "partial: the run was cut short".to_string()),
+    }
+}
+
+/// A section that may not pass: each PASS line becomes WARN and says why.
+fn cap_at_warn(s: &mut Section, why: &str) {
+    for h in s.headlines.iter_mut().filter(|h| h.verdict == Verdict::Pass) {
+        h.verdict = Verdict::Warn;
+        h.text = format!("{} (not a pass: {why})", h.text);
+    }
+    s.verdict = s.headlines.iter().map(|h| h.verdict).max().unwrap_or(Verdict::Info);
 }
 
 /// The section of a document of a known kind that does not read.

@@ -59,6 +59,13 @@ pub fn to_text(r: &LatencyResult, histogram_us: Option<u32>) -> String {
         summary_lines(&mut out, r);
         let of: Vec<String> = overflow.iter().map(|o| format!("{o:05}")).collect();
         let _ = writeln!(out, "# Histogram Overflows: {}", of.join(" "));
+        // The cycle numbers of the overflows are not recorded: only their count, the way
+        // cyclictest ends a list it cut (`# 00030 others`).
+        out.push_str("# Histogram Overflow at cycle number:\n");
+        for (ti, o) in overflow.iter().enumerate() {
+            let others = if *o > 0 { format!(" # {o:05} others") } else { String::new() };
+            let _ = writeln!(out, "# Thread {ti}:{others}");
+        }
     } else {
         summary_lines(&mut out, r);
     }

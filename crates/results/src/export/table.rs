@@ -5,6 +5,11 @@ use std::fmt::Write as _;
 
 use crate::latency::{LatencyResult, TicksResult};
 
+/// A statistic that may be unknown (`n/a`).
+fn opt_us(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "n/a".to_string(), us)
+}
+
 fn us(ns: u64) -> String {
     if ns >= 100_000 {
         format!("{}", ns / 1000)
@@ -58,10 +63,10 @@ pub fn latency(r: &LatencyResult) -> String {
             s.count,
             us(s.min_ns),
             us(s.avg_ns),
-            us(s.p50_ns),
-            us(s.p99_ns),
-            us(s.p999_ns),
-            us(s.p9999_ns),
+            opt_us(s.p50_ns),
+            opt_us(s.p99_ns),
+            opt_us(s.p999_ns),
+            opt_us(s.p9999_ns),
             us(s.max_ns)
         );
         if noise && t.per_second_noise_ns.is_empty() {

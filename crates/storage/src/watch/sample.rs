@@ -99,21 +99,20 @@ pub struct Canary {
 }
 
 impl Canary {
-    /// Create the canary files in `dir` (removed by [`Canary::remove`] / on drop).
+    /// Create the canary files in `dir` (removed on drop): new files with unique names
+    /// (`lowlat-watch-<pid>.<n>.{dsync,fsync}`, `O_EXCL`), so a symlink planted in a shared
+    /// directory is never followed.
     pub fn new(dir: &Path, write_size: u64, burst: usize) -> std::io::Result<Self> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let a = dir.join(format!("lowlat-watch-{}.dsync", std::process::id()));
-        let b = dir.join(format!("lowlat-watch-{}.fsync", std::process::id()));
-        let mk = |p: &Path, flags| {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .custom_flags(flags)
-                .open(p)
+        let mk =
+            |suffix, flags| util::fs::create_unique(dir, "lowlat-watch-", suffix, 0o600, flags);
+        let (a, dsync) = mk(".dsync", libc::O_DSYNC)?;
+        let (b, probe) = match mk(".fsync", 0) {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = std::fs::remove_file(&a);
+                return Err(e);
+            }
         };
-        let dsync = mk(&a, libc::O_DSYNC)?;
-        let probe = mk(&b, 0)?;
         if let Err(e) = sys::fallocate(&probe, 1 << 20) {
             let _ = std::fs::remove_file(&a);
             let _ = std::fs::remove_file(&b);
