@@ -47,6 +47,8 @@ pub enum Command {
     Watch(cmd::watch::Command),
     /// Build the self-contained HTML report (and a terminal summary) from result files.
     Report(cmd::report::Args),
+    /// Kubernetes: nodes, a fleet check (one Job per node), snapshot, apply, clean.
+    Cluster(cmd::cluster::Args),
     /// Print shell completions or the man page.
     #[command(subcommand)]
     Generate(cmd::generate::Command),
@@ -69,6 +71,7 @@ impl Cli {
             Command::Import(a) => import::run(a),
             Command::Watch(c) => watch::run(c),
             Command::Report(a) => report::run(a),
+            Command::Cluster(a) => cluster::run(a),
             Command::Generate(c) => generate::run(c, <Cli as clap::CommandFactory>::command()),
         }
     }

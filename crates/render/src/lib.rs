@@ -9,6 +9,7 @@ pub mod files;
 pub mod k8s;
 pub mod misc;
 pub mod openshift;
+pub mod rbac;
 pub mod tuned;
 pub mod yaml;
 
@@ -49,11 +50,13 @@ pub enum Target {
     Systemd,
     Irqbalance,
     K8sLatencyTest,
+    /// What `lowlat cluster` needs from the API (RBAC, and the SCC on OpenShift); needs no plan.
+    ClusterRbac,
 }
 
 impl Target {
     /// Every target with its CLI name.
-    pub const ALL: [(&'static str, Target); 11] = [
+    pub const ALL: [(&'static str, Target); 12] = [
         ("cmdline", Target::Cmdline),
         ("grubby", Target::Grubby),
         ("grub", Target::Grub),
@@ -65,6 +68,7 @@ impl Target {
         ("systemd", Target::Systemd),
         ("irqbalance", Target::Irqbalance),
         ("k8s-latency-test", Target::K8sLatencyTest),
+        ("cluster-rbac", Target::ClusterRbac),
     ];
 
     /// The target's name.
@@ -215,6 +219,7 @@ pub fn render(
         Target::Systemd => vec![misc::systemd(plan)],
         Target::Irqbalance => vec![misc::irqbalance(plan)],
         Target::K8sLatencyTest => k8s::render(plan, opts, &role(plan, opts)),
+        Target::ClusterRbac => rbac::render(opts),
     })
 }
 

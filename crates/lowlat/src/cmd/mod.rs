@@ -3,6 +3,7 @@
 
 pub mod apply;
 pub mod check;
+pub mod cluster;
 pub mod common;
 pub mod fsync;
 pub mod generate;

@@ -12,14 +12,14 @@ use crate::exit::ExitCode;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Targets: cmdline, grubby, grub, bls, rpm-ostree, tuned, openshift, performance-profile, \
-systemd, irqbalance, k8s-latency-test.\nExamples:\n  lowlat render --plan plan.yaml cmdline --explain\n  \
+systemd, irqbalance, k8s-latency-test, cluster-rbac (no plan: what `lowlat cluster` needs, in --namespace).\nExamples:\n  lowlat render --plan plan.yaml cmdline --explain\n  \
 lowlat render --plan plan.yaml bls --input /boot/loader/entries/boot.conf\n  \
 lowlat render --plan plan.yaml openshift -o manifests/"
 )]
 pub struct Args {
-    /// The plan file (`lowlat plan -o plan.yaml`).
+    /// The plan file (`lowlat plan -o plan.yaml`); every target but cluster-rbac needs one.
     #[arg(long, value_name = "FILE")]
-    pub plan: PathBuf,
+    pub plan: Option<PathBuf>,
     /// What to render.
     #[arg(value_name = "TARGET")]
     pub target: Target,
@@ -38,7 +38,7 @@ pub struct Args {
     /// k8s-latency-test: container image holding lowlat (and stress-ng for the load).
     #[arg(long, value_name = "IMAGE", default_value = "quay.io/lowlat/lowlat:latest")]
     pub image: String,
-    /// k8s-latency-test: namespace.
+    /// k8s-latency-test, cluster-rbac: namespace.
     #[arg(long, value_name = "NS", default_value = "lowlat-latency")]
     pub namespace: String,
     /// k8s-latency-test: how long to measure (`10m`, `12h`; a bare number is seconds).
@@ -60,7 +60,6 @@ pub struct Args {
 
 /// Run `lowlat render`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let plan = plan::Plan::load(&args.plan)?;
     // The pod hands the duration to `lowlat measure timer -D` as written: check it parses there.
     util::duration::parse_span(&args.duration)
         .with_context(|| format!("--duration {}", args.duration))?;
@@ -76,7 +75,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runtime_class: args.runtime_class,
         rt_packages: args.rt_packages,
     };
-    let rendered = render::render(&plan, args.target, &opts)?;
+    let rendered = match (&args.plan, args.target) {
+        (_, Target::ClusterRbac) => render::rbac::render(&opts),
+        (Some(p), target) => render::render(&plan::Plan::load(p)?, target, &opts)?,
+        (None, target) => {
+            return Err(crate::exit::usage(format!("the {target} target needs --plan FILE (`lowlat plan -o plan.yaml`)")))
+        }
+    };
     match (&args.output, &args.input) {
         (Some(dir), _) => {
             for path in files::write_dir(dir, &rendered)? {

@@ -1,0 +1,236 @@
+//! What runs inside each node's pod (`lowlat cluster agent`, hidden): give the pod's cgroup
+//! chain real-time budget ([`crate::rt`]), run one lowlat command as a child (its progress goes
+//! to the log), give the budget back, then print the result directory on stdout as a
+//! [`crate::bundle`] payload, which the controller reads through the API (the pod's log).
+//!
+//! A SIGTERM (the controller deleting the Job on Ctrl-C) is passed on to the child as SIGINT, so
+//! it writes partial results, and the budget is still restored.
+
+use std::io::Write as _;
+use std::os::fd::AsFd as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::rt;
+
+/// What the agent does.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// RT budget per level, µs per period (0: do not touch the cgroups).
+    pub budget_us: i64,
+    /// The child's result directory (packed at the end).
+    pub out: PathBuf,
+    /// The lowlat binary.
+    pub exe: PathBuf,
+    /// The child's arguments (a lowlat subcommand).
+    pub args: Vec<String>,
+    /// Where to mount the cgroup v1 `cpu` hierarchy.
+    pub mount_dir: PathBuf,
+}
+
+/// Written as `agent.json` beside the child's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The child's exit status (`None`: it could not be started or was killed by a signal).
+    pub exit_code: Option<i32>,
+    pub args: Vec<String>,
+    /// The child could not be started, or ended by a signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The agent was asked to stop (SIGTERM/SIGINT) and passed it on.
+    pub interrupted: bool,
+}
+
+/// File names inside a node's result directory.
+pub const RT_FILE: &str = "rt-budget.json";
+pub const SUMMARY_FILE: &str = "agent.json";
+
+fn say(msg: &str) {
+    eprintln!("lowlat-agent: {msg}");
+}
+
+/// Grant the budget: read `/proc/self/cgroup`, mount the hierarchy afresh (privileged pod, no
+/// cgroup namespace on v1: the mount shows the whole tree), grant. The mount stays until
+/// [`finish_rt`].
+fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
+    let mut report =
+        rt::Report { state: rt::State::NotNeeded, detail: String::new(), cgroup: None, budget_us: cfg.budget_us, levels: vec![] };
+    if cfg.budget_us <= 0 {
+        report.detail = "no RT budget requested (budget 0): the cgroups were not touched".into();
+        return (report, None);
+    }
+    let text = match std::fs::read_to_string("/proc/self/cgroup") {
+        Ok(t) => t,
+        Err(e) => {
+            report.state = rt::State::Failed;
+            report.detail = format!("cannot read /proc/self/cgroup: {e}");
+            return (report, None);
+        }
+    };
+    let Some(cg) = rt::parse_proc_cgroup(&text) else {
+        report.detail = "no cgroup v1 cpu hierarchy (cgroup v2): RT group scheduling is not in the way".into();
+        return (report, None);
+    };
+    report.cgroup = Some(cg.path.clone());
+    if let Err(e) = std::fs::create_dir_all(&cfg.mount_dir) {
+        report.state = rt::State::Failed;
+        report.detail = format!("cannot create {}: {e}", cfg.mount_dir.display());
+        return (report, None);
+    }
+    let data = std::ffi::CString::new(cg.controllers.clone()).unwrap_or_default();
+    if let Err(e) = rustix::mount::mount(
+        "cgroup",
+        &cfg.mount_dir,
+        "cgroup",
+        rustix::mount::MountFlags::empty(),
+        Some(data.as_c_str()),
+    ) {
+        report.state = rt::State::Failed;
+        report.detail = format!(
+            "cannot mount the cgroup v1 '{}' hierarchy to grant RT budget ({e}): the pod must be \
+             privileged",
+            cg.controllers
+        );
+        return (report, None);
+    }
+    if !cfg.mount_dir.join(rt::RUNTIME).is_file() {
+        unmount(cfg);
+        report.detail = format!("no {} in the cpu hierarchy: the kernel has no RT group scheduling", rt::RUNTIME);
+        return (report, None);
+    }
+    let mut chain = match rt::Chain::read(&cfg.mount_dir, &cg.path, cfg.budget_us) {
+        Ok(c) => c,
+        Err(e) => {
+            unmount(cfg);
+            report.state = rt::State::Failed;
+            report.detail = format!("reading the pod's cgroup chain: {e}");
+            return (report, None);
+        }
+    };
+    match chain.grant() {
+        Ok(state) => {
+            report.state = state;
+            report.detail = format!(
+                "{} µs per period granted down {} ({} level(s) written)",
+                cfg.budget_us,
+                cg.path,
+                chain.levels.iter().filter(|l| l.granted.is_some()).count()
+            );
+        }
+        Err(e) => {
+            chain.restore();
+            report.state = rt::State::Failed;
+            report.detail = e;
+        }
+    }
+    report.levels = chain.levels.clone();
+    (report, Some(chain))
+}
+
+fn unmount(cfg: &Config) {
+    let _ = rustix::mount::unmount(&cfg.mount_dir, rustix::mount::UnmountFlags::DETACH);
+}
+
+fn finish_rt(cfg: &Config, report: &mut rt::Report, chain: Option<rt::Chain>) {
+    let Some(mut chain) = chain else { return };
+    if report.state == rt::State::Granted && !chain.restore() {
+        report.detail.push_str("; some levels could not be given back (see levels[].restore_error)");
+    }
+    report.levels = chain.levels;
+    unmount(cfg);
+}
+
+fn run_child(cfg: &Config) -> Summary {
+    let mut summary = Summary { exit_code: None, args: cfg.args.clone(), error: None, interrupted: false };
+    // The child's stdout (progress) joins our stderr: stdout is reserved for the payload.
+    let stdout = match std::io::stderr().as_fd().try_clone_to_owned() {
+        Ok(fd) => Stdio::from(fd),
+        Err(_) => Stdio::null(),
+    };
+    let mut child = match Command::new(&cfg.exe).args(&cfg.args).stdin(Stdio::null()).stdout(stdout).spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            summary.error = Some(format!("cannot start {}: {e}", cfg.exe.display()));
+            return summary;
+        }
+    };
+    let mut forwarded = false;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                summary.exit_code = status.code();
+                if status.code().is_none() {
+                    summary.error = Some(format!("the measurement ended by a signal ({status})"));
+                }
+                return summary;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                summary.error = Some(format!("waiting for the measurement: {e}"));
+                return summary;
+            }
+        }
+        if util::signal::interrupted() && !forwarded {
+            forwarded = true;
+            summary.interrupted = true;
+            say("stop requested: passing SIGINT to the measurement");
+            if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn write_json(path: &Path, v: &impl Serialize) {
+    match serde_json::to_vec_pretty(v) {
+        Ok(b) => {
+            if let Err(e) = std::fs::write(path, b) {
+                say(&format!("cannot write {}: {e}", path.display()));
+            }
+        }
+        Err(e) => say(&format!("cannot serialize {}: {e}", path.display())),
+    }
+}
+
+/// Run the agent; returns the exit status for the pod (the child's, or 3).
+pub fn run(cfg: &Config) -> i32 {
+    util::signal::install_flag_only();
+    if let Err(e) = std::fs::create_dir_all(&cfg.out) {
+        say(&format!("cannot create {}: {e}", cfg.out.display()));
+        return 3;
+    }
+    let (mut report, chain) = grant(cfg);
+    match report.state {
+        rt::State::Failed => say(&format!("NOT REAL-TIME: {}", report.detail)),
+        _ => say(&format!("real-time budget: {}", report.detail)),
+    }
+    let summary = run_child(cfg);
+    finish_rt(cfg, &mut report, chain);
+    say(&format!("real-time budget given back: {}", report.levels.iter().all(|l| l.granted.is_none() || l.restored.is_some())));
+    write_json(&cfg.out.join(RT_FILE), &report);
+    write_json(&cfg.out.join(SUMMARY_FILE), &summary);
+    match crate::bundle::pack(&cfg.out) {
+        Ok(payload) => {
+            let mut out = std::io::stdout().lock();
+            if out.write_all(payload.as_bytes()).and_then(|()| out.flush()).is_err() {
+                return 3;
+            }
+        }
+        Err(e) => {
+            say(&format!("cannot pack {}: {e}", cfg.out.display()));
+            return 3;
+        }
+    }
+    match (&summary.error, summary.exit_code) {
+        (Some(e), _) => {
+            say(e);
+            3
+        }
+        (None, Some(code)) => code,
+        (None, None) => 3,
+    }
+}

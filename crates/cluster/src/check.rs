@@ -1,0 +1,100 @@
+//! `lowlat cluster check`: `lowlat check` on every selected node (through [`crate::fleet`]),
+//! each node's files read into a row, then `fleet.json` and `fleet-report.html`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::conn::Conn;
+use crate::fleet::{self, Event, RunSpec};
+use crate::model::{Fleet, NodeResult, Status, SCHEMA_VERSION};
+use crate::{Error, Result};
+
+/// What `lowlat cluster check` does.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub selector: String,
+    pub out: PathBuf,
+    pub image: String,
+    pub pull_policy: String,
+    /// The container's command line (the agent wrapping `lowlat check`).
+    pub command: Vec<String>,
+    /// How long the in-pod check should take.
+    pub expected: Duration,
+    pub start_timeout: Duration,
+    pub guaranteed_cpus: Option<u32>,
+    pub timer_threshold_ns: u64,
+    pub generator: String,
+}
+
+/// The files written into `out`.
+pub const FLEET_JSON: &str = "fleet.json";
+pub const FLEET_HTML: &str = "fleet-report.html";
+
+/// Run the fleet check.
+pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -> Result<Fleet> {
+    let started = SystemTime::now();
+    let t0 = Instant::now();
+    let outcome = crate::runtime()?.block_on(async {
+        let s = conn.session().await?;
+        let nodes = fleet::select_nodes(&s, &cfg.selector).await?;
+        let spec = RunSpec {
+            verb: "check".into(),
+            image: cfg.image.clone(),
+            pull_policy: cfg.pull_policy.clone(),
+            command: cfg.command.clone(),
+            expected: cfg.expected,
+            start_timeout: cfg.start_timeout,
+            guaranteed_cpus: cfg.guaranteed_cpus,
+            out: cfg.out.clone(),
+        };
+        let o = fleet::run(&s, &nodes, &spec, on).await?;
+        Ok::<_, Error>((o, s.namespace.clone()))
+    })?;
+    let (outcome, namespace) = outcome;
+    let nodes: Vec<NodeResult> = outcome
+        .nodes
+        .iter()
+        .map(|g| {
+            let mut n = NodeResult::not_run(&g.node, g.status, g.reason.clone().unwrap_or_default());
+            n.reason = g.reason.clone();
+            n.pod = g.pod.clone();
+            n.files = g.files.clone();
+            n.start_s = g.start_s;
+            n.end_s = g.end_s;
+            if let Some(dir) = &g.dir {
+                n.read_dir(&cfg.out, dir, cfg.timer_threshold_ns);
+                if g.status != Status::Completed && n.verdict < crate::model::Verdict::Fail {
+                    n.verdict = crate::model::Verdict::Fail;
+                }
+            }
+            n
+        })
+        .collect();
+    let fleet = Fleet {
+        schema_version: SCHEMA_VERSION,
+        kind: "fleet".into(),
+        tool: crate::tool(&cfg.generator),
+        started_at: util::time::rfc3339(started),
+        duration_ns: t0.elapsed().as_nanos() as u64,
+        run: outcome.run,
+        namespace,
+        selector: cfg.selector.clone(),
+        image: cfg.image.clone(),
+        command: cfg.command.clone(),
+        interrupted: outcome.interrupted,
+        verdict: Fleet::judge(&nodes),
+        nodes,
+        cleanup: outcome.cleanup,
+    };
+    write(&fleet, cfg)?;
+    Ok(fleet)
+}
+
+fn write(fleet: &Fleet, cfg: &Config) -> Result<()> {
+    let json = serde_json::to_vec_pretty(fleet).map_err(|e| Error::Input(format!("serializing fleet.json: {e}")))?;
+    let p = cfg.out.join(FLEET_JSON);
+    util::fs::write_atomic(&p, &json, 0o644).map_err(|e| Error::io(&p, e))?;
+    let p = cfg.out.join(FLEET_HTML);
+    util::fs::write_atomic(&p, crate::html::render(fleet).as_bytes(), 0o644).map_err(|e| Error::io(&p, e))?;
+    Ok(())
+}

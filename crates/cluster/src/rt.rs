@@ -1,0 +1,286 @@
+//! Real-time budget for a pod on a kernel with RT group scheduling (`CONFIG_RT_GROUP_SCHED`,
+//! cgroup v1 `cpu` controller): the kubelet's cgroups (`/kubepods`, its QoS levels, the pod,
+//! the container) all have `cpu.rt_runtime_us = 0`, so nothing in a pod gets SCHED_FIFO. From
+//! a privileged pod, [`Chain::grant`] writes a budget into every level of the pod's own chain,
+//! parents first (a child may never hold more than its parent, nor siblings more than their
+//! parent together), and [`Chain::restore`] writes the old values back, children first, once
+//! the real-time threads are gone. `ci/k8s/README.md` ("Real-time in pods") has the facts.
+//!
+//! The pure parts (which line of `/proc/self/cgroup`, the chain of levels, what to write) are
+//! separate from the I/O, which works on any directory laid out like the hierarchy (tests use a
+//! temporary one). The generic "why is there no real-time here" diagnosis belongs to `host`;
+//! this is the cluster's remedy.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The file that holds a cgroup's RT budget (µs per period).
+pub const RUNTIME: &str = "cpu.rt_runtime_us";
+
+/// The cgroup v1 hierarchy holding the `cpu` controller, from `/proc/self/cgroup`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuCgroup {
+    /// The controller list as the kernel names it (`cpu` or `cpu,cpuacct`): the mount options.
+    pub controllers: String,
+    /// This process's path in that hierarchy (`/kubepods/burstable/pod…/…`).
+    pub path: String,
+}
+
+/// Find the v1 `cpu` hierarchy in `/proc/self/cgroup` text (`ID:CONTROLLERS:PATH` lines;
+/// cgroup v2 is the line with an empty controller list and has no RT group budget).
+pub fn parse_proc_cgroup(text: &str) -> Option<CpuCgroup> {
+    text.lines().find_map(|line| {
+        let mut it = line.splitn(3, ':');
+        let (_, controllers, path) = (it.next()?, it.next()?, it.next()?);
+        controllers.split(',').any(|c| c == "cpu").then(|| CpuCgroup {
+            controllers: controllers.to_string(),
+            path: path.trim().to_string(),
+        })
+    })
+}
+
+/// Every level from the top down: `/a/b/c` → `/a`, `/a/b`, `/a/b/c` (the root is not a level:
+/// its budget is the system's, `kernel.sched_rt_runtime_us`).
+pub fn levels(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        cur.push('/');
+        cur.push_str(part);
+        out.push(cur.clone());
+    }
+    out
+}
+
+/// One level's budget before and after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Level {
+    pub path: String,
+    /// `cpu.rt_runtime_us` found there.
+    pub before: i64,
+    /// What lowlat wrote (`None`: left alone, it already had enough).
+    pub granted: Option<i64>,
+    /// What was written back at the end (`None`: not restored, see `restore_error`).
+    pub restored: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_error: Option<String>,
+}
+
+/// What happened to the real-time budget on one node: written into the node's results
+/// (`rt-budget.json`) and shown per node in the fleet report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub state: State,
+    /// One sentence for the reader.
+    pub detail: String,
+    /// The cgroup path of the measuring process (`None` without a v1 `cpu` hierarchy).
+    pub cgroup: Option<String>,
+    pub budget_us: i64,
+    #[serde(default)]
+    pub levels: Vec<Level>,
+}
+
+/// Closed set of outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// No RT group scheduling in the way (cgroup v2 only, or no `cpu.rt_runtime_us`).
+    NotNeeded,
+    /// Every level already had the budget.
+    AlreadyGranted,
+    /// lowlat granted the budget (and restored it afterwards: see the levels).
+    Granted,
+    /// It could not: the measurement runs without real-time (see `detail`).
+    Failed,
+}
+
+/// A pod's chain, read from a directory where the hierarchy is mounted.
+#[derive(Debug)]
+pub struct Chain {
+    root: PathBuf,
+    pub levels: Vec<Level>,
+    pub budget_us: i64,
+}
+
+fn read_value(path: &Path) -> Result<i64, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    text.trim().parse().map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
+}
+
+fn write_value(path: &Path, v: i64) -> std::io::Result<()> {
+    // A plain write(2) of the number: the kernel checks it against the parent and siblings.
+    std::fs::write(path, format!("{v}\n"))
+}
+
+impl Chain {
+    /// Read every level of `cgroup_path` under `root` (where the hierarchy is mounted).
+    pub fn read(root: &Path, cgroup_path: &str, budget_us: i64) -> Result<Self, String> {
+        let levels = levels(cgroup_path)
+            .into_iter()
+            .map(|p| {
+                let before = read_value(&root.join(p.trim_start_matches('/')).join(RUNTIME))?;
+                Ok(Level { path: p, before, granted: None, restored: None, restore_error: None })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Self { root: root.to_path_buf(), levels, budget_us })
+    }
+
+    fn file(&self, level: &str) -> PathBuf {
+        self.root.join(level.trim_start_matches('/')).join(RUNTIME)
+    }
+
+    /// Values of the siblings of `level` (for the message when a write is refused).
+    fn siblings(&self, level: &str) -> String {
+        let dir = self.root.join(level.trim_start_matches('/'));
+        let Some(parent) = dir.parent() else { return String::new() };
+        let mut out = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(parent) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p != dir && p.join(RUNTIME).is_file() {
+                    if let Ok(v) = read_value(&p.join(RUNTIME)) {
+                        if v > 0 {
+                            out.push(format!("{}={v}", e.file_name().to_string_lossy()));
+                        }
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.join(", ")
+    }
+
+    /// Grant the budget, parents first, skipping levels that already have at least that much.
+    /// On a refusal, stop there (the rest cannot succeed) and say which level and why.
+    pub fn grant(&mut self) -> Result<State, String> {
+        let mut wrote = false;
+        for i in 0..self.levels.len() {
+            if self.levels[i].before >= self.budget_us {
+                continue;
+            }
+            let path = self.levels[i].path.clone();
+            if let Err(e) = write_value(&self.file(&path), self.budget_us) {
+                let parent = match i {
+                    0 => read_value(&self.root.join(RUNTIME))
+                        .map(|v| format!("the root has {v}"))
+                        .unwrap_or_else(|e| e),
+                    _ => format!("{} has {}", self.levels[i - 1].path, self.current(i - 1)),
+                };
+                let sib = self.siblings(&path);
+                let sib = if sib.is_empty() { String::new() } else { format!("; siblings holding budget: {sib}") };
+                return Err(format!(
+                    "writing {} µs to {path}/{RUNTIME} failed: {e} ({parent}{sib})",
+                    self.budget_us
+                ));
+            }
+            self.levels[i].granted = Some(self.budget_us);
+            wrote = true;
+        }
+        Ok(if wrote { State::Granted } else { State::AlreadyGranted })
+    }
+
+    fn current(&self, i: usize) -> i64 {
+        self.levels[i].granted.unwrap_or(self.levels[i].before)
+    }
+
+    /// Put back what was there, children first. A level another user still needs refuses
+    /// (EINVAL/EBUSY): that is recorded, not fatal — the kernel keeps the budget consistent.
+    /// Returns whether every granted level got its old value back.
+    pub fn restore(&mut self) -> bool {
+        let mut all = true;
+        for i in (0..self.levels.len()).rev() {
+            if self.levels[i].granted.is_none() {
+                continue;
+            }
+            let file = self.file(&self.levels[i].path);
+            let before = self.levels[i].before;
+            match write_value(&file, before) {
+                Ok(()) => self.levels[i].restored = Some(before),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    // the pod's own levels can vanish with it: nothing left to restore
+                    self.levels[i].restored = Some(before);
+                }
+                Err(e) => {
+                    self.levels[i].restore_error = Some(e.to_string());
+                    all = false;
+                }
+            }
+        }
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V1: &str = "12:pids:/kubepods/burstable/pod1/c1\n\
+        5:cpu:/kubepods/burstable/pod1/c1\n4:cpuacct:/kubepods/burstable/pod1/c1\n\
+        1:name=systemd:/kubepods/burstable/pod1/c1\n0::/\n";
+
+    #[test]
+    fn finds_the_cpu_hierarchy() {
+        let c = parse_proc_cgroup(V1).unwrap();
+        assert_eq!(c.controllers, "cpu");
+        assert_eq!(c.path, "/kubepods/burstable/pod1/c1");
+        let c = parse_proc_cgroup("3:cpu,cpuacct:/kubepods/podx/cy\n").unwrap();
+        assert_eq!(c.controllers, "cpu,cpuacct");
+        assert_eq!(parse_proc_cgroup("0::/system.slice/x.service\n"), None);
+        assert_eq!(parse_proc_cgroup("4:cpuacct:/a\n"), None);
+    }
+
+    #[test]
+    fn levels_top_down() {
+        assert_eq!(levels("/lowlat-n2/kubepods/pod1/c"), [
+            "/lowlat-n2",
+            "/lowlat-n2/kubepods",
+            "/lowlat-n2/kubepods/pod1",
+            "/lowlat-n2/kubepods/pod1/c"
+        ]);
+        assert!(levels("/").is_empty());
+    }
+
+    fn tree(values: &[(&str, i64)]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (p, v) in values {
+            let dir = d.path().join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(RUNTIME), format!("{v}\n")).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn grants_parents_first_and_restores_children_first() {
+        let d = tree(&[("/", 950000), ("/kubepods", 0), ("/kubepods/burstable", 200000), ("/kubepods/burstable/p", 0)]);
+        let mut c = Chain::read(d.path(), "/kubepods/burstable/p", 100000).unwrap();
+        assert_eq!(c.grant().unwrap(), State::Granted);
+        let get = |p: &str| read_value(&d.path().join(p).join(RUNTIME)).unwrap();
+        assert_eq!(get("kubepods"), 100000);
+        assert_eq!(get("kubepods/burstable"), 200000, "a level with enough is left alone");
+        assert_eq!(c.levels[1].granted, None);
+        assert!(c.restore());
+        assert_eq!((get("kubepods"), get("kubepods/burstable/p")), (0, 0));
+        assert_eq!(get("kubepods/burstable"), 200000);
+    }
+
+    #[test]
+    fn a_refusal_names_the_level() {
+        let d = tree(&[("/", 950000), ("/kubepods", 0)]);
+        // a directory where the file should be: the write fails like a kernel refusal would
+        let bad = d.path().join("kubepods/x");
+        std::fs::create_dir_all(bad.join(RUNTIME)).unwrap();
+        std::fs::write(d.path().join("kubepods/x").join("keep"), "").unwrap();
+        let mut c = Chain { root: d.path().to_path_buf(), levels: vec![], budget_us: 100000 };
+        c.levels = vec![
+            Level { path: "/kubepods".into(), before: 0, granted: None, restored: None, restore_error: None },
+            Level { path: "/kubepods/x".into(), before: 0, granted: None, restored: None, restore_error: None },
+        ];
+        let e = c.grant().unwrap_err();
+        assert!(e.contains("/kubepods/x/cpu.rt_runtime_us"), "{e}");
+        assert!(e.contains("/kubepods has 100000"), "{e}");
+        assert!(c.restore());
+        assert_eq!(read_value(&d.path().join("kubepods").join(RUNTIME)).unwrap(), 0);
+    }
+}

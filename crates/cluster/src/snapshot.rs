@@ -1,0 +1,46 @@
+//! `lowlat cluster snapshot`: `lowlat snapshot` on every selected node, gathered through the
+//! API into a must-gather-shaped directory, `DIR/nodes/<node>/sysinfo.tgz`, which
+//! `--must-gather DIR --node NAME` reads (as it reads an OpenShift performance must-gather).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::conn::Conn;
+use crate::fleet::{self, Event, Gathered, RunSpec};
+use crate::Result;
+
+/// What `lowlat cluster snapshot` does.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub selector: String,
+    /// The must-gather directory (node files go to `DIR/nodes/<node>/`).
+    pub out: PathBuf,
+    pub image: String,
+    pub pull_policy: String,
+    /// The container's command line (the agent wrapping `lowlat snapshot -o …/sysinfo.tgz`).
+    pub command: Vec<String>,
+    pub start_timeout: Duration,
+}
+
+/// The file each node's snapshot is written to, as in a must-gather.
+pub const SYSINFO: &str = "sysinfo.tgz";
+
+/// Run it; the per-node outcomes (gathered files under `out/nodes/<node>/`).
+pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -> Result<(Vec<Gathered>, bool)> {
+    crate::runtime()?.block_on(async {
+        let s = conn.session().await?;
+        let nodes = fleet::select_nodes(&s, &cfg.selector).await?;
+        let spec = RunSpec {
+            verb: "snapshot".into(),
+            image: cfg.image.clone(),
+            pull_policy: cfg.pull_policy.clone(),
+            command: cfg.command.clone(),
+            expected: Duration::from_secs(60),
+            start_timeout: cfg.start_timeout,
+            guaranteed_cpus: None,
+            out: cfg.out.join("nodes"),
+        };
+        let o = fleet::run(&s, &nodes, &spec, on).await?;
+        Ok((o.nodes, o.interrupted))
+    })
+}

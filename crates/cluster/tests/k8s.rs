@@ -1,0 +1,236 @@
+//! `lowlat cluster` against a real Kubernetes: the two-kubelet cluster of `ci/k8s/` (API server,
+//! scheduler, controller-manager, two kubelets with their own containerd), brought up by CI
+//! (`.ci/run`) or by hand:
+//!
+//! ```sh
+//! image/build.sh && ci/k8s/build.sh && ci/k8s/up.sh
+//! source ci/k8s/env.sh && cargo test -p cluster --test k8s -- --include-ignored
+//! ci/k8s/down.sh
+//! ```
+//!
+//! Every test is `#[ignore]` (it needs the cluster) and fails loudly when the cluster's
+//! coordinates (`KUBECONFIG`, `LOWLAT_K8S_NODES`, `LOWLAT_IMAGE`) are missing. The tests run one
+//! at a time (they share the cluster, and `clean` deletes every run's objects).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use cluster::model::{Fleet, Status, Verdict};
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn env(name: &str) -> String {
+    match std::env::var(name) {
+        Ok(v) if !v.is_empty() => v,
+        _ => panic!("{name} is not set: bring the cluster up (ci/k8s/up.sh) and `source ci/k8s/env.sh` first"),
+    }
+}
+
+fn conn() -> cluster::Conn {
+    cluster::Conn { kubeconfig: Some(env("KUBECONFIG").into()), context: None, namespace: Some("default".into()) }
+}
+
+fn real_nodes() -> Vec<String> {
+    let nodes: Vec<String> = env("LOWLAT_K8S_NODES").split_whitespace().map(str::to_string).collect();
+    assert!(nodes.len() >= 2, "the cluster has {} kubelet-backed node(s), the tests want 2", nodes.len());
+    nodes
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+}
+
+async fn client() -> kube::Client {
+    conn().session().await.unwrap().client
+}
+
+/// Labels the real nodes and creates one Node object with no kubelet; undoes both on drop.
+struct Fixture {
+    key: String,
+    value: String,
+    nodes: Vec<String>,
+    fake: String,
+}
+
+impl Fixture {
+    fn new(tag: &str) -> Self {
+        let value = format!("{tag}-{}", std::process::id());
+        let key = "lowlat.test/check".to_string();
+        let fake = format!("lowlat-nokubelet-{}", std::process::id());
+        let nodes = real_nodes();
+        rt().block_on(async {
+            let api: Api<Node> = Api::all(client().await);
+            for n in &nodes {
+                let patch = serde_json::json!({"metadata": {"labels": {key.as_str(): value.as_str()}}});
+                api.patch(n, &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+            }
+            let now = "2026-01-01T00:00:00Z";
+            let node: Node = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": fake, "labels": {key.as_str(): value.as_str(), "lowlat.test/fake": "true", "kubernetes.io/hostname": fake}},
+                "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                  "conditions": [{"type": "Ready", "status": "True", "reason": "FakeNode", "message": "lowlat test: no kubelet",
+                    "lastHeartbeatTime": now, "lastTransitionTime": now}]}
+            }))
+            .unwrap();
+            api.create(&PostParams::default(), &node).await.unwrap();
+        });
+        Self { key, value, nodes, fake }
+    }
+
+    fn selector(&self) -> String {
+        format!("{}={}", self.key, self.value)
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        rt().block_on(async {
+            let api: Api<Node> = Api::all(client().await);
+            for n in &self.nodes {
+                let patch = serde_json::json!({"metadata": {"labels": {self.key.as_str(): null}}});
+                let _ = api.patch(n, &PatchParams::default(), &Patch::Merge(&patch)).await;
+            }
+            let _ = api.delete(&self.fake, &DeleteParams::default()).await;
+        });
+    }
+}
+
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn nodes_shows_both_kubelets_with_their_configuration() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let rows = cluster::nodes::list(&conn(), None).unwrap();
+    for n in real_nodes() {
+        let row = rows.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("node {n} missing from {rows:#?}"));
+        assert_eq!(row.ready, "Ready=True", "{row:#?}");
+        let k = row.kubelet.as_ref().unwrap_or_else(|| panic!("{n}: kubelet configuration not read: {:?}", row.kubelet_error));
+        assert!(k.cpu_manager_policy.is_some(), "{n}: no cpuManagerPolicy in configz: {k:?}");
+        assert!(k.topology_manager_policy.is_some(), "{n}: no topologyManagerPolicy in configz: {k:?}");
+        assert!(!row.kernel.is_empty(), "{n}: no kernel in nodeInfo");
+        assert!(row.cpu_capacity.is_some() && row.cpu_allocatable.is_some(), "{row:#?}");
+    }
+    // the two kubelets have their own cgroup roots: proof the configuration is each kubelet's own
+    let roots: std::collections::BTreeSet<_> =
+        rows.iter().filter_map(|r| r.kubelet.as_ref().and_then(|k| k.cgroup_root.clone())).collect();
+    assert!(roots.len() >= 2, "both kubelets report the same cgroupRoot: {roots:?}");
+    let table = cluster::nodes::table(&rows);
+    assert!(table.starts_with("NAME"), "{table}");
+}
+
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn check_runs_on_both_kubelets_and_reports_the_node_without_one() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fx = Fixture::new("check");
+    let out = tempfile::tempdir().unwrap();
+    let pod_out = "/tmp/lowlat-out";
+    let command: Vec<String> = [
+        "lowlat", "cluster", "agent", "--rt-budget-us", "100000", "--out", pod_out, "--", "check", "--out", pod_out,
+        "--duration", "3s", "--threshold", "10ms",
+    ]
+    .map(String::from)
+    .to_vec();
+    let cfg = cluster::check::Config {
+        selector: fx.selector(),
+        out: out.path().to_path_buf(),
+        image: env("LOWLAT_IMAGE"),
+        pull_policy: "Never".into(),
+        command,
+        expected: Duration::from_secs(30),
+        start_timeout: Duration::from_secs(25),
+        guaranteed_cpus: None,
+        timer_threshold_ns: 10_000_000,
+        generator: "lowlat k8s test".into(),
+    };
+    let mut lines = Vec::new();
+    let progress = cluster::view::Progress::default();
+    let fleet = cluster::check::run(&conn(), &cfg, &mut |e| {
+        let l = progress.line(e);
+        print!("{l}");
+        lines.push(l);
+    })
+    .unwrap();
+    assert_eq!(fleet.nodes.len(), 3, "{fleet:#?}");
+    for n in &fx.nodes {
+        let row = fleet.nodes.iter().find(|r| &r.node == n).unwrap();
+        assert_eq!(row.status, Status::Completed, "{n}: {row:#?}");
+        assert_ne!(row.verdict, Verdict::NotRun, "{n}: {row:#?}");
+        assert!(row.files.iter().any(|f| f == "timer.json"), "{n}: files {:?}", row.files);
+        let dir = out.path().join(row.dir.as_ref().unwrap());
+        assert!(dir.join("timer.json").is_file() && dir.join("lowlat-report.html").is_file(), "{}", dir.display());
+        assert_eq!(row.realtime, Some(true), "{n}: the timer did not run real-time: {:#?}", row.rt_budget);
+        let b = row.rt_budget.as_ref().unwrap();
+        assert!(b.levels.iter().all(|l| l.granted.is_none() || l.restored.is_some()), "{n}: budget not given back: {b:#?}");
+        let samples: u64 = row.timer_histogram.iter().map(|b| b.count).sum();
+        assert!(samples > 100, "{n}: the timer histogram holds {samples} samples");
+        assert!(row.timer.as_ref().is_some_and(|t| t.max_ns > 0));
+    }
+    let fake = fleet.nodes.iter().find(|r| r.node == fx.fake).unwrap();
+    assert_eq!(fake.status, Status::NeverStarted, "{fake:#?}");
+    assert_eq!(fake.verdict, Verdict::NotRun);
+    let reason = fake.reason.as_deref().unwrap_or("");
+    assert!(reason.contains("not started after 25s") && reason.contains("Pending"), "{reason}");
+    assert_eq!(fleet.verdict, Verdict::NotRun);
+    assert_eq!(fleet.exit_code(), util::exit::ExitCode::CheckFailed);
+    // what was written
+    let back: Fleet = serde_json::from_slice(&std::fs::read(out.path().join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(back.schema_version, cluster::model::SCHEMA_VERSION);
+    assert_eq!(back, fleet);
+    let html = std::fs::read_to_string(out.path().join("fleet-report.html")).unwrap();
+    for n in &fx.nodes {
+        assert!(html.contains(&format!("<title>{n}</title>")), "{n}'s distribution is not drawn");
+    }
+    assert!(html.contains("Nodes that did not run") && html.contains(&fx.fake));
+    // everything labelled is gone
+    assert!(fleet.cleanup.leftover.is_empty(), "{:?}", fleet.cleanup);
+    assert_eq!(cluster::clean::leftovers(&conn()).unwrap(), Vec::<String>::new());
+    assert!(lines.iter().any(|l| l.contains("nothing labelled left")), "{lines:?}");
+}
+
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn clean_deletes_what_a_crashed_run_left() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fx = Fixture::new("clean");
+    // What a killed controller leaves: a labelled Job whose pod sits on a node with no kubelet.
+    let spec = cluster::job::Spec {
+        name: "lowlat-check-deadbeef-crash-0".into(),
+        namespace: "default".into(),
+        node: fx.fake.clone(),
+        labels: cluster::labels::for_node("deadbeef", "check", 0),
+        image: env("LOWLAT_IMAGE"),
+        pull_policy: "Never".into(),
+        command: vec!["lowlat".into(), "inspect".into()],
+        guaranteed_cpus: None,
+        deadline_s: 600,
+    };
+    rt().block_on(async {
+        let jobs: Api<Job> = Api::namespaced(client().await, "default");
+        jobs.create(&PostParams::default(), &cluster::job::build(&spec)).await.unwrap();
+        // wait until the Job controller made its pod
+        let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client().await, "default");
+        for _ in 0..100 {
+            let l = pods.list(&kube::api::ListParams::default().labels("lowlat.io/run=deadbeef")).await.unwrap();
+            if !l.items.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    assert!(!cluster::clean::leftovers(&conn()).unwrap().is_empty());
+    let mut seen = BTreeMap::new();
+    let done = cluster::clean::clean(&conn(), None, &mut |e| {
+        if let cluster::fleet::Event::Cleaned { jobs, pods, .. } = e {
+            seen.insert("jobs", *jobs);
+            seen.insert("pods", *pods);
+        }
+    })
+    .unwrap();
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!(seen.get("jobs"), Some(&1), "{seen:?}");
+    assert_eq!(cluster::clean::leftovers(&conn()).unwrap(), Vec::<String>::new());
+}
