@@ -334,7 +334,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let dir = d.path().join("vm");
         std::fs::create_dir(&dir).unwrap();
-        let mut h = results::Histogram::new(results::HistogramConfig::default());
+        let mut h = results::Histogram::new(results::HistogramConfig::LATENCY);
         for v in [3_000, 4_000, 5_000, 40_000] {
             h.record(v);
         }
