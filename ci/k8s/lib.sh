@@ -28,6 +28,7 @@ API_URL=https://127.0.0.1:6443
 PAUSE_IMAGE=localhost/lowlat-pause:1
 PAUSE_TAR=$CACHE/images/pause.oci.tar
 BRIDGE_PREFIX=lowlatbr             # lowlatbr0, lowlatbr1, ... one pod bridge per node
+NODE_IF=lowlatnodes                # a port-less bridge holding the kubelets' addresses 192.0.2.I
 FAKE_NODE_LABEL=lowlat.test/fake   # label on the kubelet-less Node objects of fake-nodes.sh
 # The sysctls the kubelet rewrites at start-up (protectKernelDefaults=false). Saved before
 # the first kubelet starts, put back once every node is Ready and again by down.sh.
@@ -66,6 +67,7 @@ node_vars() {
   else ND=$STATE/n$i NR=$RUNDIR/n$i SUF=-n$i CGROOT=/lowlat-n$i; fi
   BR=$BRIDGE_PREFIX$((i - 1)) SUBNET=10.88.$((i - 1)).0/24
   KPORT=$((10250 + 10 * (i - 1))) HPORT=$((10248 + 10 * (i - 1)))
+  NODE_IP=192.0.2.$i
   SOCK=$NR/containerd/containerd.sock
 }
 # sockets of every node containerd that has a running process

@@ -249,7 +249,7 @@ start kube-apiserver "$K8S" kube-apiserver \
   --allow-privileged=true \
   --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
   --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
-  --kubelet-preferred-address-types=Hostname \
+  --kubelet-preferred-address-types=InternalIP,Hostname \
   --profiling=false --v="$KLOG_V"
 api() { curl -sf --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" "$API_URL$1"; }
 wait_for kube-apiserver "$UP_TIMEOUT" "kube-apiserver /readyz on $API_URL" api /readyz
@@ -277,13 +277,24 @@ start kube-scheduler "$K8S" kube-scheduler \
 if [[ ! -f $STATE/sysctl.before ]]; then
   for k in $KUBELET_SYSCTLS; do echo "$k $(cat "/proc/sys/$k")"; done >"$STATE/sysctl.before"
 fi
+# The kubelets' API listeners: one address per node, 192.0.2.I (RFC 5737 TEST-NET-1, never
+# routed), on a port-less bridge: local delivery only. The API server's node proxy
+# (GET /api/v1/nodes/NAME/proxy/configz, what `lowlat cluster nodes` reads) refuses loopback
+# node addresses ("address not allowed"), so the nodes' InternalIP must not be 127.x.
+if ! ip link show "$NODE_IF" >/dev/null 2>&1; then
+  ip link add "$NODE_IF" type bridge
+  sysctl -qw "net.ipv6.conf.$NODE_IF.disable_ipv6=1"
+  ip link set "$NODE_IF" up
+  remember bridges.ours "$NODE_IF"
+fi
 # the cgroup v1 hierarchies a kubelet's cgroupRoot must exist in (cgroupfs driver), name=systemd included
 V1_CTRL=$(awk '$3 == "cgroup" && $2 ~ "^/sys/fs/cgroup/" {print $2}' /proc/self/mounts)
 for ((i = 1; i <= NODES; i++)); do
   node_vars "$i"
   NAME=${NODE_NAMES[$((i - 1))]}
+  ip -4 addr show dev "$NODE_IF" | grep -qF " $NODE_IP/" || ip addr add "$NODE_IP/32" dev "$NODE_IF"
   [[ -f $PKI/kubelet-$NAME.crt ]] || {
-    sign "kubelet-$NAME" "/CN=$NAME" "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:$NAME\nextendedKeyUsage=serverAuth"
+    sign "kubelet-$NAME" "/CN=$NAME" "subjectAltName=IP:127.0.0.1,IP:$NODE_IP,DNS:localhost,DNS:$NAME\nextendedKeyUsage=serverAuth"
     sign "system:node:$NAME" "/O=system:nodes/CN=system:node:$NAME" "extendedKeyUsage=clientAuth"
   }
   kubeconfig "$ND/kubelet.kubeconfig" "system:node:$NAME" cert
@@ -300,7 +311,7 @@ for ((i = 1; i <= NODES; i++)); do
   cat >"$ND/kubelet-config.yaml" <<KCFG
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $NODE_IP
 port: $KPORT
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
@@ -333,7 +344,7 @@ KCFG
   start "kubelet$SUF" "$K8S" kubelet \
     --config="$ND/kubelet-config.yaml" --kubeconfig="$ND/kubelet.kubeconfig" \
     --root-dir="$ND/kubelet" --cert-dir="$ND/kubelet/pki" \
-    --hostname-override="$NAME" --v="$KLOG_V"
+    --hostname-override="$NAME" --node-ip="$NODE_IP" --v="$KLOG_V"
 done
 # Ready = the kubelet's healthz answers AND the Node says Ready (after a kubelet restart the
 # Node keeps saying Ready for up to 40 s, so the Node alone is not enough)
@@ -346,7 +357,7 @@ for ((i = 1; i <= NODES; i++)); do
   node_vars "$i"
   NAME=${NODE_NAMES[$((i - 1))]}
   wait_for "kubelet$SUF" "$UP_TIMEOUT" "node $NAME Ready (kubelet$SUF healthz 127.0.0.1:$HPORT)" node_ready "$NAME" "$HPORT"
-  log "node $NAME Ready (kubelet$SUF on 127.0.0.1:$KPORT)"
+  log "node $NAME Ready (kubelet$SUF on $NODE_IP:$KPORT)"
 done
 # every kubelet has written its sysctls by now (before its node could turn Ready)
 [[ ${KEEP_KUBELET_SYSCTLS:-0} == 1 ]] || restore_sysctls
