@@ -115,7 +115,7 @@ fn nodes_shows_both_kubelets_with_their_configuration() {
     }
     // the two kubelets have their own cgroup roots: proof the configuration is each kubelet's own
     let roots: std::collections::BTreeSet<_> =
-        rows.iter().filter_map(|r| r.kubelet.as_ref().and_then(|k| k.cgroup_root.clone())).collect();
+        rows.iter().filter_map(|r| r.kubelet.as_ref().map(|k| k.cgroup_root.clone().unwrap_or_default())).collect();
     assert!(roots.len() >= 2, "both kubelets report the same cgroupRoot: {roots:?}");
     let table = cluster::nodes::table(&rows);
     assert!(table.starts_with("NAME"), "{table}");
