@@ -234,3 +234,89 @@ fn clean_deletes_what_a_crashed_run_left() {
     assert_eq!(seen.get("jobs"), Some(&1), "{seen:?}");
     assert_eq!(cluster::clean::leftovers(&conn()).unwrap(), Vec::<String>::new());
 }
+
+/// Install the CRDs an OpenShift render needs, from the repository's copies
+/// (`testdata/schemas`, see `testdata/NOTICE.md`), and wait until they are served.
+async fn install_crds(client: &kube::Client) {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/schemas");
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let crd: CustomResourceDefinition = serde_norway::from_str(&text).unwrap();
+        let name = crd.metadata.name.clone().unwrap();
+        let pp = PatchParams::apply("lowlat-test").force();
+        api.patch(&name, &pp, &Patch::Apply(&crd)).await.unwrap();
+        names.push(name);
+    }
+    for name in names {
+        let established = kube::runtime::wait::conditions::is_crd_established();
+        tokio::time::timeout(Duration::from_secs(30), kube::runtime::wait::await_condition(api.clone(), &name, established))
+            .await
+            .unwrap_or_else(|_| panic!("CRD {name} not established in 30 s"))
+            .unwrap();
+    }
+}
+
+fn plan() -> plan::Plan {
+    plan::Plan::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/plan.yaml"))).unwrap()
+}
+
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn apply_dry_run_validates_the_rendered_manifests() {
+    use cluster::apply::{self, Action};
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let plan = plan();
+    // OpenShift: MachineConfigPool, MachineConfig, KubeletConfig, Tuned; PerformanceProfile
+    // and the namespace the Tuned object lives in on OpenShift
+    let nto = "openshift-cluster-node-tuning-operator";
+    rt().block_on(async {
+        install_crds(&client().await).await;
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client().await);
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": nto}});
+        api.patch(nto, &PatchParams::apply("lowlat-test"), &Patch::Apply(&obj)).await.unwrap();
+    });
+    for target in [render::Target::Openshift, render::Target::PerformanceProfile] {
+        let files = render::render(&plan, target, &render::RenderOptions::default()).unwrap();
+        let m = apply::manifests(&files).unwrap();
+        assert!(!m.is_empty(), "{target}: no objects");
+        let rows = apply::apply(&conn(), &m, true, false).unwrap_or_else(|e| panic!("{target}: {e}"));
+        for r in &rows {
+            assert_eq!(r.action, Action::Create, "{target}: {r:?}");
+        }
+    }
+    // Kubernetes: the latency test (Namespace, Job, Deployment) in a namespace lowlat owns
+    let ns = format!("lowlat-apply-{}", std::process::id());
+    rt().block_on(async {
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client().await);
+        // a field of its own, so that lowlat is on record as a manager (a name alone is not a field)
+        let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"lowlat.test/apply": "true"}}});
+        api.patch(&ns, &PatchParams::apply(apply::MANAGER), &Patch::Apply(&obj)).await.unwrap();
+    });
+    let opts = render::RenderOptions { namespace: ns.clone(), image: env("LOWLAT_IMAGE"), ..Default::default() };
+    let files = render::render(&plan, render::Target::K8sLatencyTest, &opts).unwrap();
+    let rows = apply::apply(&conn(), &apply::manifests(&files).unwrap(), true, false).unwrap();
+    assert!(rows.iter().any(|r| r.kind == "Job" && r.action == Action::Create), "{rows:#?}");
+    // the Namespace: the render does not carry the label lowlat applied before, so it would go
+    let nsrow = rows.iter().find(|r| r.kind == "Namespace").unwrap();
+    assert_eq!((nsrow.action, nsrow.changes.as_slice()), (Action::Update, &["metadata.labels.lowlat.test/apply".to_string()][..]));
+    assert!(rows.iter().all(|r| matches!(r.action, Action::Create | Action::Update)), "{rows:#?}");
+    // the RBAC objects, in the same namespace
+    let rbac = render::rbac::render(&opts);
+    let rows = apply::apply(&conn(), &apply::manifests(&rbac).unwrap(), true, false).unwrap();
+    assert!(rows.iter().any(|r| r.kind == "ClusterRole"), "{rows:#?}");
+    // an object lowlat does not manage is refused without --force-conflicts
+    let foreign = render::RenderOptions { namespace: "default".into(), ..Default::default() };
+    let files = render::render(&plan, render::Target::K8sLatencyTest, &foreign).unwrap();
+    let rows = apply::apply(&conn(), &apply::manifests(&files).unwrap(), true, false).unwrap();
+    let nsrow = rows.iter().find(|r| r.kind == "Namespace").unwrap();
+    assert_eq!(nsrow.action, Action::Refused, "{nsrow:?}");
+    assert!(nsrow.note.as_deref().unwrap_or("").contains("not lowlat"), "{nsrow:?}");
+    rt().block_on(async {
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client().await);
+        let _ = api.delete(&ns, &DeleteParams::default()).await;
+        let _ = api.delete(nto, &DeleteParams::default()).await;
+    });
+}
