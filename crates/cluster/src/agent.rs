@@ -56,8 +56,13 @@ fn say(msg: &str) {
 /// cgroup namespace on v1: the mount shows the whole tree), grant. The mount stays until
 /// [`finish_rt`].
 fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
-    let mut report =
-        rt::Report { state: rt::State::NotNeeded, detail: String::new(), cgroup: None, budget_us: cfg.budget_us, levels: vec![] };
+    let mut report = rt::Report {
+        state: rt::State::NotNeeded,
+        detail: String::new(),
+        cgroup: None,
+        budget_us: cfg.budget_us,
+        levels: vec![],
+    };
     if cfg.budget_us <= 0 {
         report.detail = "no RT budget requested (budget 0): the cgroups were not touched".into();
         return (report, None);
@@ -71,7 +76,8 @@ fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
         }
     };
     let Some(cg) = rt::parse_proc_cgroup(&text) else {
-        report.detail = "no cgroup v1 cpu hierarchy (cgroup v2): RT group scheduling is not in the way".into();
+        report.detail =
+            "no cgroup v1 cpu hierarchy (cgroup v2): RT group scheduling is not in the way".into();
         return (report, None);
     };
     report.cgroup = Some(cg.path.clone());
@@ -98,7 +104,10 @@ fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
     }
     if !cfg.mount_dir.join(rt::RUNTIME).is_file() {
         unmount(cfg);
-        report.detail = format!("no {} in the cpu hierarchy: the kernel has no RT group scheduling", rt::RUNTIME);
+        report.detail = format!(
+            "no {} in the cpu hierarchy: the kernel has no RT group scheduling",
+            rt::RUNTIME
+        );
         return (report, None);
     }
     let mut chain = match rt::Chain::read(&cfg.mount_dir, &cg.path, cfg.budget_us) {
@@ -137,26 +146,30 @@ fn unmount(cfg: &Config) {
 fn finish_rt(cfg: &Config, report: &mut rt::Report, chain: Option<rt::Chain>) {
     let Some(mut chain) = chain else { return };
     if report.state == rt::State::Granted && !chain.restore() {
-        report.detail.push_str("; some levels could not be given back (see levels[].restore_error)");
+        report
+            .detail
+            .push_str("; some levels could not be given back (see levels[].restore_error)");
     }
     report.levels = chain.levels;
     unmount(cfg);
 }
 
 fn run_child(cfg: &Config) -> Summary {
-    let mut summary = Summary { exit_code: None, args: cfg.args.clone(), error: None, interrupted: false };
+    let mut summary =
+        Summary { exit_code: None, args: cfg.args.clone(), error: None, interrupted: false };
     // The child's stdout (progress) joins our stderr: stdout is reserved for the payload.
     let stdout = match std::io::stderr().as_fd().try_clone_to_owned() {
         Ok(fd) => Stdio::from(fd),
         Err(_) => Stdio::null(),
     };
-    let mut child = match Command::new(&cfg.exe).args(&cfg.args).stdin(Stdio::null()).stdout(stdout).spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            summary.error = Some(format!("cannot start {}: {e}", cfg.exe.display()));
-            return summary;
-        }
-    };
+    let mut child =
+        match Command::new(&cfg.exe).args(&cfg.args).stdin(Stdio::null()).stdout(stdout).spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                summary.error = Some(format!("cannot start {}: {e}", cfg.exe.display()));
+                return summary;
+            }
+        };
     let mut forwarded = false;
     loop {
         match child.try_wait() {
@@ -210,7 +223,10 @@ pub fn run(cfg: &Config) -> i32 {
     }
     let summary = run_child(cfg);
     finish_rt(cfg, &mut report, chain);
-    say(&format!("real-time budget given back: {}", report.levels.iter().all(|l| l.granted.is_none() || l.restored.is_some())));
+    say(&format!(
+        "real-time budget given back: {}",
+        report.levels.iter().all(|l| l.granted.is_none() || l.restored.is_some())
+    ));
     write_json(&cfg.out.join(RT_FILE), &report);
     write_json(&cfg.out.join(SUMMARY_FILE), &summary);
     match crate::bundle::pack(&cfg.out) {

@@ -66,7 +66,9 @@ pub fn manifests(files: &[render::OutFile]) -> Result<Vec<Manifest>> {
             if v.is_null() {
                 continue;
             }
-            if v.get("apiVersion").and_then(|a| a.as_str()).is_none() || v.get("kind").and_then(|k| k.as_str()).is_none() {
+            if v.get("apiVersion").and_then(|a| a.as_str()).is_none()
+                || v.get("kind").and_then(|k| k.as_str()).is_none()
+            {
                 continue;
             }
             let source = if i == 0 { f.name.clone() } else { format!("{}#{}", f.name, i + 1) };
@@ -122,27 +124,39 @@ pub fn diff(live: &serde_json::Value, want: &serde_json::Value) -> Vec<String> {
 }
 
 fn managers(obj: &DynamicObject) -> Vec<String> {
-    let mut m: Vec<String> = obj
-        .metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .filter_map(|f| f.manager.clone())
-        .collect();
+    let mut m: Vec<String> =
+        obj.metadata.managed_fields.iter().flatten().filter_map(|f| f.manager.clone()).collect();
     m.sort();
     m.dedup();
     m
 }
 
-async fn apply_one(s: &Session, m: &Manifest, dry_run: bool, force: bool, new_namespaces: &[String]) -> Result<Applied> {
+async fn apply_one(
+    s: &Session,
+    m: &Manifest,
+    dry_run: bool,
+    force: bool,
+    new_namespaces: &[String],
+) -> Result<Applied> {
     let gvk = gvk(&m.object)?;
-    let (ar, caps): (ApiResource, _) = kube::discovery::pinned_kind(&s.client, &gvk)
-        .await
-        .map_err(|e| Error::api(format!("{}: finding {}/{} in the API (is its CRD installed?)", m.source, gvk.group, gvk.kind), e))?;
+    let (ar, caps): (ApiResource, _) =
+        kube::discovery::pinned_kind(&s.client, &gvk).await.map_err(|e| {
+            Error::api(
+                format!(
+                    "{}: finding {}/{} in the API (is its CRD installed?)",
+                    m.source, gvk.group, gvk.kind
+                ),
+                e,
+            )
+        })?;
     let name = m.object["metadata"]["name"].as_str().unwrap_or_default().to_string();
     let namespaced = caps.scope == Scope::Namespaced;
-    let namespace = namespaced
-        .then(|| m.object["metadata"]["namespace"].as_str().map(str::to_string).unwrap_or_else(|| s.namespace.clone()));
+    let namespace = namespaced.then(|| {
+        m.object["metadata"]["namespace"]
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| s.namespace.clone())
+    });
     let api: Api<DynamicObject> = match &namespace {
         Some(ns) => Api::namespaced_with(s.client.clone(), ns, &ar),
         None => Api::all_with(s.client.clone(), &ar),
@@ -157,13 +171,20 @@ async fn apply_one(s: &Session, m: &Manifest, dry_run: bool, force: bool, new_na
         changes: vec![],
         note: None,
     };
-    let what = format!("{} {}{}", gvk.kind, namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default(), name);
+    let what = format!(
+        "{} {}{}",
+        gvk.kind,
+        namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default(),
+        name
+    );
     let live = api.get_opt(&name).await.map_err(|e| Error::api(format!("reading {what}"), e))?;
     if live.is_none() && dry_run {
         if let Some(ns) = &namespace {
             if new_namespaces.contains(ns) {
                 row.action = Action::Skipped;
-                row.note = Some(format!("namespace {ns} is created by this apply: not validated in a dry run"));
+                row.note = Some(format!(
+                    "namespace {ns} is created by this apply: not validated in a dry run"
+                ));
                 return Ok(row);
             }
         }
@@ -186,7 +207,10 @@ async fn apply_one(s: &Session, m: &Manifest, dry_run: bool, force: bool, new_na
     if let Some(ns) = &namespace {
         obj["metadata"]["namespace"] = serde_json::Value::String(ns.clone());
     }
-    let result = api.patch(&name, &pp, &Patch::Apply(&obj)).await.map_err(|e| Error::api(format!("applying {what}"), e))?;
+    let result = api
+        .patch(&name, &pp, &Patch::Apply(&obj))
+        .await
+        .map_err(|e| Error::api(format!("applying {what}"), e))?;
     match &live {
         None => row.action = Action::Create,
         Some(l) => {
@@ -201,15 +225,28 @@ async fn apply_one(s: &Session, m: &Manifest, dry_run: bool, force: bool, new_na
 
 /// Apply (or dry-run) every manifest, in order. A refusal of one object does not stop the rest;
 /// an API error does.
-pub fn apply(conn: &Conn, manifests: &[Manifest], dry_run: bool, force: bool) -> Result<Vec<Applied>> {
+pub fn apply(
+    conn: &Conn,
+    manifests: &[Manifest],
+    dry_run: bool,
+    force: bool,
+) -> Result<Vec<Applied>> {
     crate::runtime()?.block_on(async {
         let s = conn.session().await?;
         let new_namespaces: Vec<String> = {
             let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(s.client.clone());
             let mut v = Vec::new();
-            for m in manifests.iter().filter(|m| m.object["kind"] == "Namespace" && m.object["apiVersion"] == "v1") {
+            for m in manifests
+                .iter()
+                .filter(|m| m.object["kind"] == "Namespace" && m.object["apiVersion"] == "v1")
+            {
                 let n = m.object["metadata"]["name"].as_str().unwrap_or_default();
-                if api.get_opt(n).await.map_err(|e| Error::api(format!("reading namespace {n}"), e))?.is_none() {
+                if api
+                    .get_opt(n)
+                    .await
+                    .map_err(|e| Error::api(format!("reading namespace {n}"), e))?
+                    .is_none()
+                {
                     v.push(n.to_string());
                 }
             }
@@ -240,7 +277,11 @@ pub fn view(rows: &[Applied], dry_run: bool) -> String {
         s.push_str(&format!("{verb:<13} {}/{}{ns}  ({})", r.kind, r.name, r.source));
         if !r.changes.is_empty() {
             let shown: Vec<&str> = r.changes.iter().take(6).map(String::as_str).collect();
-            s.push_str(&format!(": {}{}", shown.join(", "), if r.changes.len() > 6 { ", …" } else { "" }));
+            s.push_str(&format!(
+                ": {}{}",
+                shown.join(", "),
+                if r.changes.len() > 6 { ", …" } else { "" }
+            ));
         }
         if let Some(n) = &r.note {
             s.push_str(&format!(": {n}"));

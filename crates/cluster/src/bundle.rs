@@ -80,7 +80,8 @@ pub fn extract(log: &str) -> Result<Vec<u8>, BundleError> {
 /// Unpack payload bytes into `dir` (created); returns the file names written. Only plain files
 /// with a single-component name are taken; anything else is refused.
 pub fn unpack(bytes: &[u8], dir: &Path) -> Result<Vec<String>, BundleError> {
-    std::fs::create_dir_all(dir).map_err(|e| BundleError::Damaged(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| BundleError::Damaged(format!("{}: {e}", dir.display())))?;
     let gz = flate2::read::GzDecoder::new(bytes);
     let mut ar = tar::Archive::new(gz.take(MAX_UNPACKED + 1));
     let mut names = Vec::new();
@@ -104,7 +105,8 @@ pub fn unpack(bytes: &[u8], dir: &Path) -> Result<Vec<String>, BundleError> {
         let target = dir.join(&name);
         let mut f = std::fs::File::create(&target)
             .map_err(|e| BundleError::Damaged(format!("{}: {e}", target.display())))?;
-        f.write_all(&data).map_err(|e| BundleError::Damaged(format!("{}: {e}", target.display())))?;
+        f.write_all(&data)
+            .map_err(|e| BundleError::Damaged(format!("{}: {e}", target.display())))?;
         names.push(name);
     }
     Ok(names)
@@ -134,7 +136,10 @@ mod tests {
     fn missing_or_cut_payloads_say_so() {
         assert_eq!(extract("just progress\n"), Err(BundleError::Missing));
         assert_eq!(extract(&format!("{BEGIN}\nAAAA\n")), Err(BundleError::Truncated));
-        assert!(matches!(extract(&format!("{BEGIN}\n!!!!\n{END}\n")), Err(BundleError::Damaged(_))));
+        assert!(matches!(
+            extract(&format!("{BEGIN}\n!!!!\n{END}\n")),
+            Err(BundleError::Damaged(_))
+        ));
     }
 
     #[test]

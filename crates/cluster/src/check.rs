@@ -55,7 +55,8 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
         .nodes
         .iter()
         .map(|g| {
-            let mut n = NodeResult::not_run(&g.node, g.status, g.reason.clone().unwrap_or_default());
+            let mut n =
+                NodeResult::not_run(&g.node, g.status, g.reason.clone().unwrap_or_default());
             n.reason = g.reason.clone();
             n.pod = g.pod.clone();
             n.files = g.files.clone();
@@ -91,10 +92,12 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
 }
 
 fn write(fleet: &Fleet, cfg: &Config) -> Result<()> {
-    let json = serde_json::to_vec_pretty(fleet).map_err(|e| Error::Input(format!("serializing fleet.json: {e}")))?;
+    let json = serde_json::to_vec_pretty(fleet)
+        .map_err(|e| Error::Input(format!("serializing fleet.json: {e}")))?;
     let p = cfg.out.join(FLEET_JSON);
     util::fs::write_atomic(&p, &json, 0o644).map_err(|e| Error::io(&p, e))?;
     let p = cfg.out.join(FLEET_HTML);
-    util::fs::write_atomic(&p, crate::html::render(fleet).as_bytes(), 0o644).map_err(|e| Error::io(&p, e))?;
+    util::fs::write_atomic(&p, crate::html::render(fleet).as_bytes(), 0o644)
+        .map_err(|e| Error::io(&p, e))?;
     Ok(())
 }

@@ -21,11 +21,21 @@ async fn namespaces(s: &crate::conn::Session, only: Option<&str>) -> Result<BTre
         return Ok(set);
     }
     let jobs: Api<Job> = Api::all(s.client.clone());
-    for j in jobs.list_metadata(&lp).await.map_err(|e| Error::api("listing labelled Jobs in all namespaces", e))?.items {
+    for j in jobs
+        .list_metadata(&lp)
+        .await
+        .map_err(|e| Error::api("listing labelled Jobs in all namespaces", e))?
+        .items
+    {
         set.extend(j.metadata.namespace);
     }
     let pods: Api<Pod> = Api::all(s.client.clone());
-    for p in pods.list_metadata(&lp).await.map_err(|e| Error::api("listing labelled pods in all namespaces", e))?.items {
+    for p in pods
+        .list_metadata(&lp)
+        .await
+        .map_err(|e| Error::api("listing labelled pods in all namespaces", e))?
+        .items
+    {
         set.extend(p.metadata.namespace);
     }
     Ok(set)
@@ -33,7 +43,11 @@ async fn namespaces(s: &crate::conn::Session, only: Option<&str>) -> Result<BTre
 
 /// Delete everything labelled; `namespace`: only there (else every namespace). Returns what
 /// was deleted, per namespace.
-pub fn clean(conn: &Conn, namespace: Option<&str>, on: &mut (dyn FnMut(&Event<'_>) + Send)) -> Result<Vec<(String, Cleanup)>> {
+pub fn clean(
+    conn: &Conn,
+    namespace: Option<&str>,
+    on: &mut (dyn FnMut(&Event<'_>) + Send),
+) -> Result<Vec<(String, Cleanup)>> {
     crate::runtime()?.block_on(async {
         let s = conn.session().await?;
         let mut out = Vec::new();
@@ -52,12 +66,24 @@ pub fn leftovers(conn: &Conn) -> Result<Vec<String>> {
         let lp = ListParams::default().labels(&labels::any_run_selector());
         let mut out = Vec::new();
         let jobs: Api<Job> = Api::all(s.client.clone());
-        for j in jobs.list_metadata(&lp).await.map_err(|e| Error::api("listing labelled Jobs", e))?.items {
-            out.push(format!("job/{}/{}", j.metadata.namespace.unwrap_or_default(), j.metadata.name.unwrap_or_default()));
+        for j in
+            jobs.list_metadata(&lp).await.map_err(|e| Error::api("listing labelled Jobs", e))?.items
+        {
+            out.push(format!(
+                "job/{}/{}",
+                j.metadata.namespace.unwrap_or_default(),
+                j.metadata.name.unwrap_or_default()
+            ));
         }
         let pods: Api<Pod> = Api::all(s.client.clone());
-        for p in pods.list_metadata(&lp).await.map_err(|e| Error::api("listing labelled pods", e))?.items {
-            out.push(format!("pod/{}/{}", p.metadata.namespace.unwrap_or_default(), p.metadata.name.unwrap_or_default()));
+        for p in
+            pods.list_metadata(&lp).await.map_err(|e| Error::api("listing labelled pods", e))?.items
+        {
+            out.push(format!(
+                "pod/{}/{}",
+                p.metadata.namespace.unwrap_or_default(),
+                p.metadata.name.unwrap_or_default()
+            ));
         }
         Ok(out)
     })

@@ -41,7 +41,10 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("namespace", &self.namespace).field("server", &self.server).finish()
+        f.debug_struct("Session")
+            .field("namespace", &self.namespace)
+            .field("server", &self.server)
+            .finish()
     }
 }
 
@@ -54,8 +57,8 @@ impl Conn {
                 let kc = Kubeconfig::read_from(path).map_err(|e| Error::Config {
                     message: format!("reading kubeconfig {}: {e}", path.display()),
                 })?;
-                kube::Config::from_custom_kubeconfig(kc, &opts).await.map_err(|e| Error::Config {
-                    message: format!("kubeconfig {}: {e}", path.display()),
+                kube::Config::from_custom_kubeconfig(kc, &opts).await.map_err(|e| {
+                    Error::Config { message: format!("kubeconfig {}: {e}", path.display()) }
                 })?
             }
             None if self.context.is_some() => {
@@ -79,7 +82,9 @@ impl Conn {
         let namespace = self.namespace.clone().unwrap_or_else(|| cfg.default_namespace.clone());
         let server = cfg.cluster_url.to_string();
         let client = kube::client::ClientBuilder::try_from(cfg)
-            .map_err(|e| Error::Config { message: format!("building the client for {server}: {e}") })?
+            .map_err(|e| Error::Config {
+                message: format!("building the client for {server}: {e}"),
+            })?
             .with_layer(&tower::util::MapRequestLayer::new(count::<kube::client::Body>))
             .build();
         Ok(Session { client, namespace, server })

@@ -43,16 +43,34 @@ pub struct RunSpec {
 #[derive(Debug)]
 pub enum Event<'a> {
     /// The nodes the selector chose.
-    Nodes { nodes: &'a [String], run: &'a str, namespace: &'a str },
-    Created { node: &'a str, job: &'a str },
+    Nodes {
+        nodes: &'a [String],
+        run: &'a str,
+        namespace: &'a str,
+    },
+    Created {
+        node: &'a str,
+        job: &'a str,
+    },
     /// The pod's state changed (`Pending: …`, `Running`).
-    State { node: &'a str, text: &'a str },
+    State {
+        node: &'a str,
+        text: &'a str,
+    },
     /// The node is done.
-    Done { node: &'a str, status: Status, text: &'a str },
+    Done {
+        node: &'a str,
+        status: Status,
+        text: &'a str,
+    },
     /// Ctrl-C: stopping.
     Interrupted,
     /// Cleanup finished.
-    Cleaned { jobs: usize, pods: usize, leftover: &'a [String] },
+    Cleaned {
+        jobs: usize,
+        pods: usize,
+        leftover: &'a [String],
+    },
 }
 
 /// What one node gave.
@@ -100,7 +118,11 @@ pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<(String, St
 
 /// `Ready=True`, `Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)`.
 pub fn ready_text(n: &Node) -> String {
-    let cond = n.status.as_ref().and_then(|s| s.conditions.as_ref()).and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+    let cond = n
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
     match cond {
         None => "no Ready condition (no kubelet ever reported)".into(),
         Some(c) if c.status == "True" => "Ready=True".into(),
@@ -207,7 +229,8 @@ pub async fn run(
     let jobs: Api<Job> = Api::namespaced(s.client.clone(), &s.namespace);
     let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
     let t0 = Instant::now();
-    let deadline_s = (spec.start_timeout + spec.expected * 2 + Duration::from_secs(300)).as_secs() as i64;
+    let deadline_s =
+        (spec.start_timeout + spec.expected * 2 + Duration::from_secs(300)).as_secs() as i64;
     let mut tracks: Vec<Track> = nodes
         .iter()
         .map(|(n, r)| Track {
@@ -247,14 +270,18 @@ pub async fn run(
         match r {
             Ok(_) => on(&Event::Created { node: &names[i], job: &specs[i].name }),
             Err(e) => {
-                let e = Error::api(format!("creating Job {} in namespace {}", specs[i].name, s.namespace), e);
+                let e = Error::api(
+                    format!("creating Job {} in namespace {}", specs[i].name, s.namespace),
+                    e,
+                );
                 if matches!(e, Error::Forbidden { .. }) {
                     fatal = Some(e);
                     break;
                 }
                 let reason = e.to_string();
                 tracks[i].phase = Phase::Done;
-                tracks[i].result = Some(not_run(&names[i], i, Status::NeverStarted, reason.clone()));
+                tracks[i].result =
+                    Some(not_run(&names[i], i, Status::NeverStarted, reason.clone()));
                 on(&Event::Done { node: &names[i], status: Status::NeverStarted, text: &reason });
             }
         }
@@ -266,7 +293,9 @@ pub async fn run(
     }
 
     let selector = labels::run_selector(&run);
-    let mut watch = watcher(pods.clone(), watcher::Config::default().labels(&selector)).default_backoff().boxed();
+    let mut watch = watcher(pods.clone(), watcher::Config::default().labels(&selector))
+        .default_backoff()
+        .boxed();
     let mut gathers = FuturesUnordered::new();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let ctrl_c = tokio::signal::ctrl_c();
@@ -381,8 +410,15 @@ pub async fn run(
             for (i, t) in tracks.iter_mut().enumerate() {
                 if !matches!(t.phase, Phase::Done) {
                     t.phase = Phase::Done;
-                    let reason = format!("interrupted (Ctrl-C) while {}", if t.last_text.is_empty() { "waiting" } else { &t.last_text });
-                    t.result = Some(Gathered { pod: t.pod.clone(), start_s: t.start_s, ..not_run(&t.node, i, Status::Interrupted, reason) });
+                    let reason = format!(
+                        "interrupted (Ctrl-C) while {}",
+                        if t.last_text.is_empty() { "waiting" } else { &t.last_text }
+                    );
+                    t.result = Some(Gathered {
+                        pod: t.pod.clone(),
+                        start_s: t.start_s,
+                        ..not_run(&t.node, i, Status::Interrupted, reason)
+                    });
                 }
             }
             break;
@@ -394,7 +430,9 @@ pub async fn run(
     let nodes = tracks
         .into_iter()
         .enumerate()
-        .map(|(i, t)| t.result.unwrap_or_else(|| not_run(&t.node, i, Status::Interrupted, "no result".into())))
+        .map(|(i, t)| {
+            t.result.unwrap_or_else(|| not_run(&t.node, i, Status::Interrupted, "no result".into()))
+        })
         .collect();
     Ok(Outcome { run, nodes, interrupted, cleanup })
 }
@@ -418,13 +456,21 @@ fn pod_index(p: &Pod) -> Option<usize> {
 }
 
 /// Read the pod's log through the API and unpack its payload into `out/dir`.
-async fn gather(pods: &Api<Pod>, name: &str, out: &Path, dir: &str) -> Result<(String, Vec<String>), String> {
+async fn gather(
+    pods: &Api<Pod>,
+    name: &str,
+    out: &Path,
+    dir: &str,
+) -> Result<(String, Vec<String>), String> {
     let params = LogParams {
         container: Some(job::CONTAINER.to_string()),
         limit_bytes: Some((bundle::MAX_ENCODED + (1 << 20)) as i64),
         ..Default::default()
     };
-    let log = pods.logs(name, &params).await.map_err(|e| format!("reading the log of pod {name}: {e}"))?;
+    let log = pods
+        .logs(name, &params)
+        .await
+        .map_err(|e| format!("reading the log of pod {name}: {e}"))?;
     let target = out.join(dir);
     std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
     // Keep the pod's own log lines (progress, warnings) beside the results.
@@ -448,7 +494,11 @@ async fn gather(pods: &Api<Pod>, name: &str, out: &Path, dir: &str) -> Result<(S
 /// namespace: Jobs (background propagation), pods that never started (grace 0: no kubelet will
 /// ever confirm), the rest with their grace period (the agent gives the RT budget back); then
 /// watch until no labelled pod is left (at most 60 s).
-pub async fn cleanup(s: &Session, run: &str, on: &mut (dyn FnMut(&Event<'_>) + Send)) -> Result<crate::model::Cleanup> {
+pub async fn cleanup(
+    s: &Session,
+    run: &str,
+    on: &mut (dyn FnMut(&Event<'_>) + Send),
+) -> Result<crate::model::Cleanup> {
     let sel = labels::run_selector(run);
     delete_labelled(s, &s.namespace, &sel, on).await
 }
@@ -462,14 +512,25 @@ pub(crate) async fn delete_labelled(
     let jobs: Api<Job> = Api::namespaced(s.client.clone(), namespace);
     let pods: Api<Pod> = Api::namespaced(s.client.clone(), namespace);
     let lp = ListParams::default().labels(sel);
-    let bg = DeleteParams { propagation_policy: Some(PropagationPolicy::Background), ..Default::default() };
+    let bg = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Background),
+        ..Default::default()
+    };
     let deleted_jobs = match jobs.delete_collection(&bg, &lp).await {
         Ok(either) => either.map_left(|l| l.items.len()).left_or(0),
-        Err(e) => return Err(Error::api(format!("deleting Jobs labelled {sel} in namespace {namespace}"), e)),
+        Err(e) => {
+            return Err(Error::api(
+                format!("deleting Jobs labelled {sel} in namespace {namespace}"),
+                e,
+            ))
+        }
     };
     let force = DeleteParams { grace_period_seconds: Some(0), ..Default::default() };
     let pending = pods
-        .delete_collection(&force, &ListParams::default().labels(sel).fields("status.phase=Pending"))
+        .delete_collection(
+            &force,
+            &ListParams::default().labels(sel).fields("status.phase=Pending"),
+        )
         .await
         .map_err(|e| Error::api(format!("deleting pending pods labelled {sel}"), e))?
         .map_left(|l| l.items.len())
@@ -490,7 +551,8 @@ pub(crate) async fn delete_labelled(
 async fn wait_gone(pods: &Api<Pod>, sel: &str, limit: Duration) -> Vec<String> {
     let mut alive: BTreeMap<String, ()> = BTreeMap::new();
     let mut listed = false;
-    let mut stream = watcher(pods.clone(), watcher::Config::default().labels(sel)).default_backoff().boxed();
+    let mut stream =
+        watcher(pods.clone(), watcher::Config::default().labels(sel)).default_backoff().boxed();
     let sleep = tokio::time::sleep(limit);
     tokio::pin!(sleep);
     loop {
@@ -522,11 +584,16 @@ mod tests {
 
     #[test]
     fn pending_pods_say_why() {
-        let p = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [], "nodeName": "fake-0001"},
-            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}]}}));
+        let p = pod(
+            serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [], "nodeName": "fake-0001"},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}]}}),
+        );
         let (s, text) = describe(&p);
         assert_eq!(s, PodState::Waiting { hopeless: false });
-        assert_eq!(text, "Pending: scheduled on fake-0001, no container status from its kubelet yet");
+        assert_eq!(
+            text,
+            "Pending: scheduled on fake-0001, no container status from its kubelet yet"
+        );
         let p = pod(serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": []},
             "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
               "message": "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."}]}}));
@@ -547,7 +614,10 @@ mod tests {
               "state": {"terminated": {"exitCode": 137, "reason": "Error"}}}]}}));
         let (s, text) = describe(&p);
         assert_eq!(s, PodState::Ended { exit: Some(137) });
-        assert_eq!(text, "Failed (exit 137, Error): Evicted: The node was low on resource: memory.");
+        assert_eq!(
+            text,
+            "Failed (exit 137, Error): Evicted: The node was low on resource: memory."
+        );
     }
 
     #[test]
@@ -555,8 +625,12 @@ mod tests {
         let n: Node = serde_json::from_value(serde_json::json!({"metadata": {"name": "n"}, "status": {"conditions": [
             {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown", "message": "Kubelet stopped posting node status."}]}}))
         .unwrap();
-        assert_eq!(ready_text(&n), "Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)");
-        let n: Node = serde_json::from_value(serde_json::json!({"metadata": {"name": "n"}})).unwrap();
+        assert_eq!(
+            ready_text(&n),
+            "Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)"
+        );
+        let n: Node =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "n"}})).unwrap();
         assert!(ready_text(&n).starts_with("no Ready condition"));
     }
 }

@@ -54,11 +54,21 @@ pub fn build(s: &Spec) -> Job {
     let q = |v: &str| Quantity(v.to_string());
     let resources = match s.guaranteed_cpus {
         Some(n) => {
-            let r = BTreeMap::from([("cpu".to_string(), q(&n.to_string())), ("memory".to_string(), q("256Mi"))]);
-            ResourceRequirements { requests: Some(r.clone()), limits: Some(r), ..Default::default() }
+            let r = BTreeMap::from([
+                ("cpu".to_string(), q(&n.to_string())),
+                ("memory".to_string(), q("256Mi")),
+            ]);
+            ResourceRequirements {
+                requests: Some(r.clone()),
+                limits: Some(r),
+                ..Default::default()
+            }
         }
         None => ResourceRequirements {
-            requests: Some(BTreeMap::from([("cpu".to_string(), q("100m")), ("memory".to_string(), q("64Mi"))])),
+            requests: Some(BTreeMap::from([
+                ("cpu".to_string(), q("100m")),
+                ("memory".to_string(), q("64Mi")),
+            ])),
             ..Default::default()
         },
     };
@@ -90,11 +100,17 @@ pub fn build(s: &Spec) -> Job {
     };
     let pod = PodSpec {
         affinity: Some(affinity),
-        tolerations: Some(vec![Toleration { operator: Some("Exists".into()), ..Default::default() }]),
+        tolerations: Some(vec![Toleration {
+            operator: Some("Exists".into()),
+            ..Default::default()
+        }]),
         host_pid: Some(true),
         host_network: Some(true),
         dns_policy: Some("None".into()),
-        dns_config: Some(PodDNSConfig { nameservers: Some(vec!["127.0.0.1".into()]), ..Default::default() }),
+        dns_config: Some(PodDNSConfig {
+            nameservers: Some(vec!["127.0.0.1".into()]),
+            ..Default::default()
+        }),
         automount_service_account_token: Some(false),
         enable_service_links: Some(false),
         restart_policy: Some("Never".into()),
@@ -145,8 +161,9 @@ mod tests {
         assert_eq!(pod["hostNetwork"], true);
         assert_eq!(pod["containers"][0]["securityContext"]["privileged"], true);
         assert_eq!(pod["containers"][0]["imagePullPolicy"], "Never");
-        let term = &pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-            ["nodeSelectorTerms"][0]["matchFields"][0];
+        let term = &pod["affinity"]["nodeAffinity"]
+            ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchFields"][0];
         assert_eq!(term["key"], "metadata.name");
         assert_eq!(term["values"][0], "vm");
         assert_eq!(v["spec"]["template"]["metadata"]["labels"][labels::RUN], "0a1b2c3d");

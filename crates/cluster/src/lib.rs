@@ -120,13 +120,12 @@ impl Error {
 impl Classify for Error {
     fn exit_code(&self) -> ExitCode {
         match self {
-            Error::Config { .. } | Error::Invalid { .. } | Error::NoNodes { .. } => {
-                ExitCode::Usage
-            }
+            Error::Config { .. } | Error::Invalid { .. } | Error::NoNodes { .. } => ExitCode::Usage,
             Error::Input(_) => ExitCode::Usage,
-            Error::Forbidden { .. } | Error::Conflict { .. } | Error::Api { .. } | Error::Io { .. } => {
-                ExitCode::Runtime
-            }
+            Error::Forbidden { .. }
+            | Error::Conflict { .. }
+            | Error::Api { .. }
+            | Error::Io { .. } => ExitCode::Runtime,
         }
     }
 }
@@ -154,7 +153,9 @@ mod tests {
         kube::Error::Api(Box::new(kube::core::Status {
             status: Some(kube::core::response::StatusSummary::Failure),
             code,
-            message: format!("jobs.batch is forbidden: User \"u\" cannot create resource \"jobs\" ({reason})"),
+            message: format!(
+                "jobs.batch is forbidden: User \"u\" cannot create resource \"jobs\" ({reason})"
+            ),
             reason: reason.into(),
             details: None,
             metadata: None,
@@ -163,7 +164,10 @@ mod tests {
 
     #[test]
     fn refusals_say_what_and_why() {
-        let e = Error::api("creating Job lowlat-check-x in namespace default", status(403, "Forbidden"));
+        let e = Error::api(
+            "creating Job lowlat-check-x in namespace default",
+            status(403, "Forbidden"),
+        );
         assert!(matches!(e, Error::Forbidden { .. }));
         let text = e.to_string();
         assert!(text.contains("cannot create resource \"jobs\""), "{text}");

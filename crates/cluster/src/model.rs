@@ -171,7 +171,9 @@ impl NodeResult {
         let path = base.join(dir);
         self.dir = Some(dir.to_string());
         let read = |name: &str| std::fs::read_to_string(path.join(name)).ok();
-        if let Some(s) = read(agent::SUMMARY_FILE).and_then(|t| serde_json::from_str::<agent::Summary>(&t).ok()) {
+        if let Some(s) =
+            read(agent::SUMMARY_FILE).and_then(|t| serde_json::from_str::<agent::Summary>(&t).ok())
+        {
             self.exit_code = s.exit_code;
             if let Some(e) = s.error {
                 self.reason = Some(e);
@@ -179,7 +181,9 @@ impl NodeResult {
         }
         self.rt_budget = read(agent::RT_FILE).and_then(|t| serde_json::from_str(&t).ok());
         let mut docs = Vec::new();
-        for name in ["timer.json", "noise.json", "ticks.json", "fsync.json", "verify.json", "inspect.json"] {
+        for name in
+            ["timer.json", "noise.json", "ticks.json", "fsync.json", "verify.json", "inspect.json"]
+        {
             let p = path.join(name);
             if p.is_file() {
                 if let Ok(d) = report::Doc::load(&p) {
@@ -214,8 +218,10 @@ impl NodeResult {
         }
         let opts = report::Options { timer_threshold_ns, ..Default::default() };
         let rep = report::build(&docs, &opts);
-        self.headlines = rep.headlines.iter().map(|h| format!("{}: {}", h.verdict.label(), h.text)).collect();
-        self.verdict = if docs.is_empty() { Verdict::NotRun } else { Verdict::from_report(rep.verdict) };
+        self.headlines =
+            rep.headlines.iter().map(|h| format!("{}: {}", h.verdict.label(), h.text)).collect();
+        self.verdict =
+            if docs.is_empty() { Verdict::NotRun } else { Verdict::from_report(rep.verdict) };
         if self.exit_code == Some(1) && self.verdict < Verdict::Fail {
             self.verdict = Verdict::Fail;
         }
@@ -266,13 +272,17 @@ impl Fleet {
     /// Nodes whose worst timer latency is more than twice the fleet's median worst: the ones
     /// to look at first.
     pub fn outliers(&self) -> Vec<&NodeResult> {
-        let mut maxes: Vec<u64> = self.nodes.iter().filter_map(|n| n.timer.as_ref().map(|t| t.max_ns)).collect();
+        let mut maxes: Vec<u64> =
+            self.nodes.iter().filter_map(|n| n.timer.as_ref().map(|t| t.max_ns)).collect();
         if maxes.len() < 3 {
             return vec![];
         }
         maxes.sort_unstable();
         let median = maxes[(maxes.len() - 1) / 2];
-        self.nodes.iter().filter(|n| n.timer.as_ref().is_some_and(|t| t.max_ns > 2 * median.max(1))).collect()
+        self.nodes
+            .iter()
+            .filter(|n| n.timer.as_ref().is_some_and(|t| t.max_ns > 2 * median.max(1)))
+            .collect()
     }
 }
 
@@ -290,8 +300,14 @@ mod tests {
 
     #[test]
     fn the_worst_node_decides() {
-        assert_eq!(Fleet::judge(&[node("a", Verdict::Pass, None), node("b", Verdict::Warn, None)]), Verdict::Warn);
-        assert_eq!(Fleet::judge(&[node("a", Verdict::Pass, None), node("b", Verdict::NotRun, None)]), Verdict::NotRun);
+        assert_eq!(
+            Fleet::judge(&[node("a", Verdict::Pass, None), node("b", Verdict::Warn, None)]),
+            Verdict::Warn
+        );
+        assert_eq!(
+            Fleet::judge(&[node("a", Verdict::Pass, None), node("b", Verdict::NotRun, None)]),
+            Verdict::NotRun
+        );
         assert_eq!(Fleet::judge(&[]), Verdict::Fail);
     }
 
@@ -356,8 +372,13 @@ mod tests {
         std::fs::write(dir.join("timer.json"), serde_json::to_string(&r).unwrap()).unwrap();
         std::fs::write(
             dir.join(agent::SUMMARY_FILE),
-            serde_json::to_string(&agent::Summary { exit_code: Some(0), args: vec![], error: None, interrupted: false })
-                .unwrap(),
+            serde_json::to_string(&agent::Summary {
+                exit_code: Some(0),
+                args: vec![],
+                error: None,
+                interrupted: false,
+            })
+            .unwrap(),
         )
         .unwrap();
         let mut n = NodeResult::not_run("vm", Status::Completed, String::new());

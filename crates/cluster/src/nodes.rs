@@ -65,7 +65,10 @@ struct Configz {
 /// `6.1.0-18-rt-amd64`, `6.6.15-rt22`)?
 pub fn is_rt_release(release: &str) -> bool {
     release.split(['.', '-', '_', '+']).any(|part| {
-        part == "rt" || (part.starts_with("rt") && part.len() > 2 && part[2..].chars().all(|c| c.is_ascii_digit()))
+        part == "rt"
+            || (part.starts_with("rt")
+                && part.len() > 2
+                && part[2..].chars().all(|c| c.is_ascii_digit()))
     })
 }
 
@@ -118,8 +121,12 @@ impl LabelSelector {
 
 /// The pool a node belongs to: of the pools whose selector matches, a custom pool wins over
 /// `worker` (a custom pool's nodes also carry the worker role, as in OpenShift).
-pub fn pool_for(pools: &[(String, LabelSelector)], labels: &BTreeMap<String, String>) -> Option<String> {
-    let mut hits: Vec<&str> = pools.iter().filter(|(_, s)| s.matches(labels)).map(|(n, _)| n.as_str()).collect();
+pub fn pool_for(
+    pools: &[(String, LabelSelector)],
+    labels: &BTreeMap<String, String>,
+) -> Option<String> {
+    let mut hits: Vec<&str> =
+        pools.iter().filter(|(_, s)| s.matches(labels)).map(|(n, _)| n.as_str()).collect();
     hits.sort_by_key(|n| (*n == "worker", *n));
     hits.first().map(|n| n.to_string())
 }
@@ -128,9 +135,9 @@ fn base_info(n: &Node, pools: &[(String, LabelSelector)]) -> NodeInfo {
     let labels = n.metadata.labels.clone().unwrap_or_default();
     let st = n.status.clone().unwrap_or_default();
     let info = st.node_info.clone().unwrap_or_default();
-    let cpu = |m: &Option<BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>| {
-        m.as_ref().and_then(|m| m.get("cpu")).map(|q| q.0.clone())
-    };
+    let cpu = |m: &Option<
+        BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >| { m.as_ref().and_then(|m| m.get("cpu")).map(|q| q.0.clone()) };
     NodeInfo {
         name: n.metadata.name.clone().unwrap_or_default(),
         roles: roles(&labels),
@@ -187,7 +194,9 @@ async fn configz(s: &Session, node: &str) -> Result<KubeletConfig, String> {
              \"{}\", {}): kubelet configz cannot be read through the API",
             st.message, st.code
         )),
-        Err(kube::Error::Api(st)) => Err(format!("configz through the node proxy: {} ({})", st.message, st.code)),
+        Err(kube::Error::Api(st)) => {
+            Err(format!("configz through the node proxy: {} ({})", st.message, st.code))
+        }
         Err(e) => Err(format!("configz through the node proxy: {e}")),
     }
 }
@@ -205,20 +214,28 @@ pub async fn list_in(s: &Session, selector: Option<&str>) -> Result<Vec<NodeInfo
     };
     let list = api.list(&lp).await.map_err(|e| Error::api(doing, e))?;
     let pools = pools(s).await?;
-    let mut rows: Vec<(NodeInfo, bool)> = list.items.iter().map(|n| (base_info(n, &pools), has_kubelet(n))).collect();
-    let fetched: Vec<(usize, Result<KubeletConfig, String>)> = futures::stream::iter(rows.iter().enumerate().map(|(i, (row, kubelet))| {
-        let name = row.name.clone();
-        let kubelet = *kubelet;
-        async move {
-            if !kubelet {
-                return (i, Err("no kubelet endpoint on the Node object (no kubelet has registered it)".to_string()));
+    let mut rows: Vec<(NodeInfo, bool)> =
+        list.items.iter().map(|n| (base_info(n, &pools), has_kubelet(n))).collect();
+    let fetched: Vec<(usize, Result<KubeletConfig, String>)> =
+        futures::stream::iter(rows.iter().enumerate().map(|(i, (row, kubelet))| {
+            let name = row.name.clone();
+            let kubelet = *kubelet;
+            async move {
+                if !kubelet {
+                    return (
+                        i,
+                        Err(
+                            "no kubelet endpoint on the Node object (no kubelet has registered it)"
+                                .to_string(),
+                        ),
+                    );
+                }
+                (i, configz(s, &name).await)
             }
-            (i, configz(s, &name).await)
-        }
-    }))
-    .buffer_unordered(16)
-    .collect()
-    .await;
+        }))
+        .buffer_unordered(16)
+        .collect()
+        .await;
     for (i, k) in fetched {
         match k {
             Ok(k) => rows[i].0.kubelet = Some(k),
@@ -242,7 +259,16 @@ pub fn list(conn: &Conn, selector: Option<&str>) -> Result<Vec<NodeInfo>> {
 pub fn table(rows: &[NodeInfo]) -> String {
     let dash = |s: Option<&str>| s.filter(|s| !s.is_empty()).unwrap_or("-").to_string();
     let mut cells: Vec<[String; 10]> = vec![[
-        "NAME", "READY", "ROLES", "POOL", "KERNEL", "RT", "CPUS(CAP/ALLOC)", "CPU-MANAGER", "RESERVED", "TOPOLOGY",
+        "NAME",
+        "READY",
+        "ROLES",
+        "POOL",
+        "KERNEL",
+        "RT",
+        "CPUS(CAP/ALLOC)",
+        "CPU-MANAGER",
+        "RESERVED",
+        "TOPOLOGY",
     ]
     .map(str::to_string)];
     for r in rows {
@@ -267,15 +293,18 @@ pub fn table(rows: &[NodeInfo]) -> String {
             topo,
         ]);
     }
-    let widths: Vec<usize> = (0..10).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> =
+        (0..10).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for row in &cells {
         let line: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
         out.push_str(util::term::sanitize(line.join("  ").trim_end(), false).as_ref());
         out.push('\n');
     }
-    let unread: Vec<String> =
-        rows.iter().filter_map(|r| r.kubelet_error.as_ref().map(|e| format!("  {}: {e}", r.name))).collect();
+    let unread: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.kubelet_error.as_ref().map(|e| format!("  {}: {e}", r.name)))
+        .collect();
     if !unread.is_empty() {
         out.push_str("kubelet configuration not read (?):\n");
         for u in unread {
@@ -292,7 +321,12 @@ mod tests {
 
     #[test]
     fn rt_kernels_by_release() {
-        for r in ["5.14.0-284.rt14.284.el9_2.x86_64", "6.1.0-18-rt-amd64", "6.6.15-rt22", "4.18.0-305.rt7.72.el8.x86_64"] {
+        for r in [
+            "5.14.0-284.rt14.284.el9_2.x86_64",
+            "6.1.0-18-rt-amd64",
+            "6.6.15-rt22",
+            "4.18.0-305.rt7.72.el8.x86_64",
+        ] {
             assert!(is_rt_release(r), "{r}");
         }
         for r in ["6.18.0", "5.14.0-284.30.1.el9_2.x86_64", "6.1.0-18-amd64", "6.8.0-rtx"] {
@@ -306,7 +340,10 @@ mod tests {
             match_labels: BTreeMap::from([(format!("node-role.kubernetes.io/{k}"), String::new())]),
             match_expressions: vec![],
         };
-        let pools = vec![("worker".to_string(), sel("worker")), ("worker-rt".to_string(), sel("worker-rt"))];
+        let pools = vec![
+            ("worker".to_string(), sel("worker")),
+            ("worker-rt".to_string(), sel("worker-rt")),
+        ];
         let labels = BTreeMap::from([
             ("node-role.kubernetes.io/worker".to_string(), String::new()),
             ("node-role.kubernetes.io/worker-rt".to_string(), String::new()),

@@ -104,7 +104,8 @@ pub struct Chain {
 }
 
 fn read_value(path: &Path) -> Result<i64, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
     text.trim().parse().map_err(|_| format!("{}: not a number: {:?}", path.display(), text.trim()))
 }
 
@@ -168,7 +169,11 @@ impl Chain {
                     _ => format!("{} has {}", self.levels[i - 1].path, self.current(i - 1)),
                 };
                 let sib = self.siblings(&path);
-                let sib = if sib.is_empty() { String::new() } else { format!("; siblings holding budget: {sib}") };
+                let sib = if sib.is_empty() {
+                    String::new()
+                } else {
+                    format!("; siblings holding budget: {sib}")
+                };
                 return Err(format!(
                     "writing {} µs to {path}/{RUNTIME} failed: {e} ({parent}{sib})",
                     self.budget_us
@@ -232,12 +237,15 @@ mod tests {
 
     #[test]
     fn levels_top_down() {
-        assert_eq!(levels("/lowlat-n2/kubepods/pod1/c"), [
-            "/lowlat-n2",
-            "/lowlat-n2/kubepods",
-            "/lowlat-n2/kubepods/pod1",
-            "/lowlat-n2/kubepods/pod1/c"
-        ]);
+        assert_eq!(
+            levels("/lowlat-n2/kubepods/pod1/c"),
+            [
+                "/lowlat-n2",
+                "/lowlat-n2/kubepods",
+                "/lowlat-n2/kubepods/pod1",
+                "/lowlat-n2/kubepods/pod1/c"
+            ]
+        );
         assert!(levels("/").is_empty());
     }
 
@@ -253,7 +261,12 @@ mod tests {
 
     #[test]
     fn grants_parents_first_and_restores_children_first() {
-        let d = tree(&[("/", 950000), ("/kubepods", 0), ("/kubepods/burstable", 200000), ("/kubepods/burstable/p", 0)]);
+        let d = tree(&[
+            ("/", 950000),
+            ("/kubepods", 0),
+            ("/kubepods/burstable", 200000),
+            ("/kubepods/burstable/p", 0),
+        ]);
         let mut c = Chain::read(d.path(), "/kubepods/burstable/p", 100000).unwrap();
         assert_eq!(c.grant().unwrap(), State::Granted);
         let get = |p: &str| read_value(&d.path().join(p).join(RUNTIME)).unwrap();
@@ -274,8 +287,20 @@ mod tests {
         std::fs::write(d.path().join("kubepods/x").join("keep"), "").unwrap();
         let mut c = Chain { root: d.path().to_path_buf(), levels: vec![], budget_us: 100000 };
         c.levels = vec![
-            Level { path: "/kubepods".into(), before: 0, granted: None, restored: None, restore_error: None },
-            Level { path: "/kubepods/x".into(), before: 0, granted: None, restored: None, restore_error: None },
+            Level {
+                path: "/kubepods".into(),
+                before: 0,
+                granted: None,
+                restored: None,
+                restore_error: None,
+            },
+            Level {
+                path: "/kubepods/x".into(),
+                before: 0,
+                granted: None,
+                restored: None,
+                restore_error: None,
+            },
         ];
         let e = c.grant().unwrap_err();
         assert!(e.contains("/kubepods/x/cpu.rt_runtime_us"), "{e}");

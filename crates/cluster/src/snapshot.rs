@@ -26,7 +26,11 @@ pub struct Config {
 pub const SYSINFO: &str = "sysinfo.tgz";
 
 /// Run it; the per-node outcomes (gathered files under `out/nodes/<node>/`).
-pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -> Result<(Vec<Gathered>, bool)> {
+pub fn run(
+    conn: &Conn,
+    cfg: &Config,
+    on: &mut (dyn FnMut(&Event<'_>) + Send),
+) -> Result<(Vec<Gathered>, bool)> {
     crate::runtime()?.block_on(async {
         let s = conn.session().await?;
         let nodes = fleet::select_nodes(&s, &cfg.selector).await?;

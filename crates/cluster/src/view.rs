@@ -51,8 +51,13 @@ impl Progress {
 pub fn fleet_summary(f: &Fleet, out: &std::path::Path) -> String {
     let mut s = String::new();
     let w = f.nodes.iter().map(|n| n.node.len()).max().unwrap_or(4).max(4);
-    s.push_str(&format!("\n{:<w$}  {:<7}  {:<9}  {:>12}  {:>12}  {:>12}\n", "NODE", "VERDICT", "REALTIME", "TIMER MAX", "NOISE MAX", "FSYNC P99"));
-    let f_us = |v: Option<u64>| v.map(|v| format!("{:.1} µs", v as f64 / 1e3)).unwrap_or_else(|| "-".into());
+    s.push_str(&format!(
+        "\n{:<w$}  {:<7}  {:<9}  {:>12}  {:>12}  {:>12}\n",
+        "NODE", "VERDICT", "REALTIME", "TIMER MAX", "NOISE MAX", "FSYNC P99"
+    ));
+    let f_us = |v: Option<u64>| {
+        v.map(|v| format!("{:.1} µs", v as f64 / 1e3)).unwrap_or_else(|| "-".into())
+    };
     for n in &f.nodes {
         let rt = match n.realtime {
             Some(true) => "yes",

@@ -31,12 +31,21 @@ fn env(name: &str) -> String {
 }
 
 fn conn() -> cluster::Conn {
-    cluster::Conn { kubeconfig: Some(env("KUBECONFIG").into()), context: None, namespace: Some("default".into()) }
+    cluster::Conn {
+        kubeconfig: Some(env("KUBECONFIG").into()),
+        context: None,
+        namespace: Some("default".into()),
+    }
 }
 
 fn real_nodes() -> Vec<String> {
-    let nodes: Vec<String> = env("LOWLAT_K8S_NODES").split_whitespace().map(str::to_string).collect();
-    assert!(nodes.len() >= 2, "the cluster has {} kubelet-backed node(s), the tests want 2", nodes.len());
+    let nodes: Vec<String> =
+        env("LOWLAT_K8S_NODES").split_whitespace().map(str::to_string).collect();
+    assert!(
+        nodes.len() >= 2,
+        "the cluster has {} kubelet-backed node(s), the tests want 2",
+        nodes.len()
+    );
     nodes
 }
 
@@ -105,17 +114,27 @@ fn nodes_shows_both_kubelets_with_their_configuration() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let rows = cluster::nodes::list(&conn(), None).unwrap();
     for n in real_nodes() {
-        let row = rows.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("node {n} missing from {rows:#?}"));
+        let row = rows
+            .iter()
+            .find(|r| r.name == n)
+            .unwrap_or_else(|| panic!("node {n} missing from {rows:#?}"));
         assert_eq!(row.ready, "Ready=True", "{row:#?}");
-        let k = row.kubelet.as_ref().unwrap_or_else(|| panic!("{n}: kubelet configuration not read: {:?}", row.kubelet_error));
+        let k = row.kubelet.as_ref().unwrap_or_else(|| {
+            panic!("{n}: kubelet configuration not read: {:?}", row.kubelet_error)
+        });
         assert!(k.cpu_manager_policy.is_some(), "{n}: no cpuManagerPolicy in configz: {k:?}");
-        assert!(k.topology_manager_policy.is_some(), "{n}: no topologyManagerPolicy in configz: {k:?}");
+        assert!(
+            k.topology_manager_policy.is_some(),
+            "{n}: no topologyManagerPolicy in configz: {k:?}"
+        );
         assert!(!row.kernel.is_empty(), "{n}: no kernel in nodeInfo");
         assert!(row.cpu_capacity.is_some() && row.cpu_allocatable.is_some(), "{row:#?}");
     }
     // the two kubelets have their own cgroup roots: proof the configuration is each kubelet's own
-    let roots: std::collections::BTreeSet<_> =
-        rows.iter().filter_map(|r| r.kubelet.as_ref().map(|k| k.cgroup_root.clone().unwrap_or_default())).collect();
+    let roots: std::collections::BTreeSet<_> = rows
+        .iter()
+        .filter_map(|r| r.kubelet.as_ref().map(|k| k.cgroup_root.clone().unwrap_or_default()))
+        .collect();
     assert!(roots.len() >= 2, "both kubelets report the same cgroupRoot: {roots:?}");
     let table = cluster::nodes::table(&rows);
     assert!(table.starts_with("NAME"), "{table}");
@@ -129,8 +148,21 @@ fn check_runs_on_both_kubelets_and_reports_the_node_without_one() {
     let out = tempfile::tempdir().unwrap();
     let pod_out = "/tmp/lowlat-out";
     let command: Vec<String> = [
-        "lowlat", "cluster", "agent", "--rt-budget-us", "100000", "--out", pod_out, "--", "check", "--out", pod_out,
-        "--duration", "3s", "--threshold", "10ms",
+        "lowlat",
+        "cluster",
+        "agent",
+        "--rt-budget-us",
+        "100000",
+        "--out",
+        pod_out,
+        "--",
+        "check",
+        "--out",
+        pod_out,
+        "--duration",
+        "3s",
+        "--threshold",
+        "10ms",
     ]
     .map(String::from)
     .to_vec();
@@ -161,10 +193,22 @@ fn check_runs_on_both_kubelets_and_reports_the_node_without_one() {
         assert_ne!(row.verdict, Verdict::NotRun, "{n}: {row:#?}");
         assert!(row.files.iter().any(|f| f == "timer.json"), "{n}: files {:?}", row.files);
         let dir = out.path().join(row.dir.as_ref().unwrap());
-        assert!(dir.join("timer.json").is_file() && dir.join("lowlat-report.html").is_file(), "{}", dir.display());
-        assert_eq!(row.realtime, Some(true), "{n}: the timer did not run real-time: {:#?}", row.rt_budget);
+        assert!(
+            dir.join("timer.json").is_file() && dir.join("lowlat-report.html").is_file(),
+            "{}",
+            dir.display()
+        );
+        assert_eq!(
+            row.realtime,
+            Some(true),
+            "{n}: the timer did not run real-time: {:#?}",
+            row.rt_budget
+        );
         let b = row.rt_budget.as_ref().unwrap();
-        assert!(b.levels.iter().all(|l| l.granted.is_none() || l.restored.is_some()), "{n}: budget not given back: {b:#?}");
+        assert!(
+            b.levels.iter().all(|l| l.granted.is_none() || l.restored.is_some()),
+            "{n}: budget not given back: {b:#?}"
+        );
         let samples: u64 = row.timer_histogram.iter().map(|b| b.count).sum();
         assert!(samples > 100, "{n}: the timer histogram holds {samples} samples");
         assert!(row.timer.as_ref().is_some_and(|t| t.max_ns > 0));
@@ -177,7 +221,8 @@ fn check_runs_on_both_kubelets_and_reports_the_node_without_one() {
     assert_eq!(fleet.verdict, Verdict::NotRun);
     assert_eq!(fleet.exit_code(), util::exit::ExitCode::CheckFailed);
     // what was written
-    let back: Fleet = serde_json::from_slice(&std::fs::read(out.path().join("fleet.json")).unwrap()).unwrap();
+    let back: Fleet =
+        serde_json::from_slice(&std::fs::read(out.path().join("fleet.json")).unwrap()).unwrap();
     assert_eq!(back.schema_version, cluster::model::SCHEMA_VERSION);
     assert_eq!(back, fleet);
     let html = std::fs::read_to_string(out.path().join("fleet-report.html")).unwrap();
@@ -214,7 +259,10 @@ fn clean_deletes_what_a_crashed_run_left() {
         // wait until the Job controller made its pod
         let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client().await, "default");
         for _ in 0..100 {
-            let l = pods.list(&kube::api::ListParams::default().labels("lowlat.io/run=deadbeef")).await.unwrap();
+            let l = pods
+                .list(&kube::api::ListParams::default().labels("lowlat.io/run=deadbeef"))
+                .await
+                .unwrap();
             if !l.items.is_empty() {
                 break;
             }
@@ -252,15 +300,22 @@ async fn install_crds(client: &kube::Client) {
     }
     for name in names {
         let established = kube::runtime::wait::conditions::is_crd_established();
-        tokio::time::timeout(Duration::from_secs(30), kube::runtime::wait::await_condition(api.clone(), &name, established))
-            .await
-            .unwrap_or_else(|_| panic!("CRD {name} not established in 30 s"))
-            .unwrap();
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            kube::runtime::wait::await_condition(api.clone(), &name, established),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("CRD {name} not established in 30 s"))
+        .unwrap();
     }
 }
 
 fn plan() -> plan::Plan {
-    plan::Plan::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/plan.yaml"))).unwrap()
+    plan::Plan::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/plan.yaml"
+    )))
+    .unwrap()
 }
 
 #[test]
@@ -275,14 +330,16 @@ fn apply_dry_run_validates_the_rendered_manifests() {
     rt().block_on(async {
         install_crds(&client().await).await;
         let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client().await);
-        let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": nto}});
+        let obj =
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": nto}});
         api.patch(nto, &PatchParams::apply("lowlat-test"), &Patch::Apply(&obj)).await.unwrap();
     });
     for target in [render::Target::Openshift, render::Target::PerformanceProfile] {
         let files = render::render(&plan, target, &render::RenderOptions::default()).unwrap();
         let m = apply::manifests(&files).unwrap();
         assert!(!m.is_empty(), "{target}: no objects");
-        let rows = apply::apply(&conn(), &m, true, false).unwrap_or_else(|e| panic!("{target}: {e}"));
+        let rows =
+            apply::apply(&conn(), &m, true, false).unwrap_or_else(|e| panic!("{target}: {e}"));
         for r in &rows {
             assert_eq!(r.action, Action::Create, "{target}: {r:?}");
         }
@@ -295,13 +352,20 @@ fn apply_dry_run_validates_the_rendered_manifests() {
         let obj = serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"lowlat.test/apply": "true"}}});
         api.patch(&ns, &PatchParams::apply(apply::MANAGER), &Patch::Apply(&obj)).await.unwrap();
     });
-    let opts = render::RenderOptions { namespace: ns.clone(), image: env("LOWLAT_IMAGE"), ..Default::default() };
+    let opts = render::RenderOptions {
+        namespace: ns.clone(),
+        image: env("LOWLAT_IMAGE"),
+        ..Default::default()
+    };
     let files = render::render(&plan, render::Target::K8sLatencyTest, &opts).unwrap();
     let rows = apply::apply(&conn(), &apply::manifests(&files).unwrap(), true, false).unwrap();
     assert!(rows.iter().any(|r| r.kind == "Job" && r.action == Action::Create), "{rows:#?}");
     // the Namespace: the render does not carry the label lowlat applied before, so it would go
     let nsrow = rows.iter().find(|r| r.kind == "Namespace").unwrap();
-    assert_eq!((nsrow.action, nsrow.changes.as_slice()), (Action::Update, &["metadata.labels.lowlat.test/apply".to_string()][..]));
+    assert_eq!(
+        (nsrow.action, nsrow.changes.as_slice()),
+        (Action::Update, &["metadata.labels.lowlat.test/apply".to_string()][..])
+    );
     assert!(rows.iter().all(|r| matches!(r.action, Action::Create | Action::Update)), "{rows:#?}");
     // the RBAC objects, in the same namespace
     let rbac = render::rbac::render(&opts);

@@ -24,10 +24,12 @@ pub struct ConnArgs {
 
 /// Arguments of `lowlat cluster`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Everything `cluster` creates carries the label lowlat.io/run=<run id> and \
+#[command(
+    after_help = "Everything `cluster` creates carries the label lowlat.io/run=<run id> and \
 is deleted at the end, on Ctrl-C, and by `lowlat cluster clean`.\nExit: 0 ok, 1 a node failed or \
 did not run, 2 usage (bad selector, no node matched, no kubeconfig), 3 API error (403 names the \
-missing permission), 130 interrupted.")]
+missing permission), 130 interrupted."
+)]
 pub struct Args {
     #[command(flatten)]
     pub conn: ConnArgs,
@@ -98,8 +100,10 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Reads back with `lowlat inspect --must-gather DIR --node NAME` (and every \
-command that takes --must-gather).")]
+#[command(
+    after_help = "Reads back with `lowlat inspect --must-gather DIR --node NAME` (and every \
+command that takes --must-gather)."
+)]
 pub struct SnapshotArgs {
     /// Label selector of the nodes.
     #[arg(short = 'l', long, value_name = "SELECTOR")]
@@ -168,7 +172,11 @@ pub struct AgentArgs {
 const POD_OUT: &str = "/tmp/lowlat-out";
 
 fn conn(a: &ConnArgs) -> cluster::Conn {
-    cluster::Conn { kubeconfig: a.kubeconfig.clone(), context: a.context.clone(), namespace: a.namespace.clone() }
+    cluster::Conn {
+        kubeconfig: a.kubeconfig.clone(),
+        context: a.context.clone(),
+        namespace: a.namespace.clone(),
+    }
 }
 
 /// Run `lowlat cluster`. With `LOWLAT_API_STATS=1` in the environment, the number of HTTP
@@ -198,7 +206,11 @@ fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
         Command::Apply(a) => apply(&conn, a),
         Command::Clean(a) => {
             let progress = cluster::view::Progress::default();
-            let ns = if a.this_namespace { args.conn.namespace.as_deref().or(Some("default")) } else { None };
+            let ns = if a.this_namespace {
+                args.conn.namespace.as_deref().or(Some("default"))
+            } else {
+                None
+            };
             let done = cluster::clean::clean(&conn, ns, &mut |e| print!("{}", progress.line(e)))?;
             let left = cluster::clean::leftovers(&conn)?;
             println!("cleaned {} namespace(s); labelled objects left: {}", done.len(), left.len());
@@ -224,11 +236,19 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
     let timer = a.duration.unwrap_or(Duration::from_secs(if a.quick { 9 } else { 30 }));
     let t = timer.as_secs().max(1);
     // lowlat check's own schedule: inspect/plan/verify ~3 s, timer, noise t/3, ticks t/6, fsync t/3.
-    let expected = Duration::from_secs(3 + t + (t / 3).max(2) + (t / 6).max(2) + (t / 3).max(2) + 10);
+    let expected =
+        Duration::from_secs(3 + t + (t / 3).max(2) + (t / 6).max(2) + (t / 3).max(2) + 10);
     let span = util::duration::format;
-    let mut command: Vec<String> = ["lowlat", "cluster", "agent", "--rt-budget-us"].map(String::from).to_vec();
+    let mut command: Vec<String> =
+        ["lowlat", "cluster", "agent", "--rt-budget-us"].map(String::from).to_vec();
     command.extend([a.rt_budget_us.to_string(), "--out".into(), POD_OUT.into(), "--".into()]);
-    command.extend(["check".into(), "--out".into(), POD_OUT.into(), "--duration".into(), span(timer)]);
+    command.extend([
+        "check".into(),
+        "--out".into(),
+        POD_OUT.into(),
+        "--duration".into(),
+        span(timer),
+    ]);
     command.extend(["--threshold".into(), span(a.threshold)]);
     let cfg = cluster::check::Config {
         selector: a.selector,
@@ -250,9 +270,10 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
 
 fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
     let file = format!("{POD_OUT}/{}", cluster::snapshot::SYSINFO);
-    let mut command: Vec<String> = ["lowlat", "cluster", "agent", "--rt-budget-us", "0", "--out", POD_OUT, "--"]
-        .map(String::from)
-        .to_vec();
+    let mut command: Vec<String> =
+        ["lowlat", "cluster", "agent", "--rt-budget-us", "0", "--out", POD_OUT, "--"]
+            .map(String::from)
+            .to_vec();
     command.extend(["snapshot".into(), "-o".into(), file]);
     let cfg = cluster::snapshot::Config {
         selector: a.selector,
@@ -263,13 +284,19 @@ fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
         start_timeout: a.start_timeout,
     };
     let progress = cluster::view::Progress::default();
-    let (nodes, interrupted) = cluster::snapshot::run(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
+    let (nodes, interrupted) =
+        cluster::snapshot::run(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
     let ok: Vec<&str> = nodes
         .iter()
         .filter(|g| g.files.iter().any(|f| f == cluster::snapshot::SYSINFO))
         .map(|g| g.node.as_str())
         .collect();
-    println!("must-gather in {}: {} of {} node(s) captured", a.output.display(), ok.len(), nodes.len());
+    println!(
+        "must-gather in {}: {} of {} node(s) captured",
+        a.output.display(),
+        ok.len(),
+        nodes.len()
+    );
     if let Some(first) = ok.first() {
         println!("read back: lowlat inspect --must-gather {} --node {first}", a.output.display());
     }
@@ -292,7 +319,10 @@ fn apply(conn: &cluster::Conn, a: ApplyArgs) -> anyhow::Result<ExitCode> {
     let files = render::render(&plan, a.target, &opts)?;
     let manifests = cluster::apply::manifests(&files)?;
     if manifests.is_empty() {
-        return Err(crate::exit::usage(format!("the {} target renders no Kubernetes objects", a.target)));
+        return Err(crate::exit::usage(format!(
+            "the {} target renders no Kubernetes objects",
+            a.target
+        )));
     }
     let dry = a.dry_run == "server";
     let rows = cluster::apply::apply(conn, &manifests, dry, a.force_conflicts)?;

@@ -79,7 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (_, Target::ClusterRbac) => render::rbac::render(&opts),
         (Some(p), target) => render::render(&plan::Plan::load(p)?, target, &opts)?,
         (None, target) => {
-            return Err(crate::exit::usage(format!("the {target} target needs --plan FILE (`lowlat plan -o plan.yaml`)")))
+            return Err(crate::exit::usage(format!(
+                "the {target} target needs --plan FILE (`lowlat plan -o plan.yaml`)"
+            )))
         }
     };
     match (&args.output, &args.input) {
