@@ -299,6 +299,9 @@ mod tests {
         let mut r = EtcdResult {
             envelope: results::Envelope::new(results::Kind::Etcd, "t"),
             endpoint: String::new(),
+            source: Default::default(),
+            tls: false,
+            query: None,
             wal_fsync: EtcdHistogram { metric: "wal".into(), count: 3, ..Default::default() },
             backend_commit: None,
             windows: Vec::new(),
