@@ -160,7 +160,14 @@ pub struct StorageEnv {
 /// The bulk writer's run (the OS-update imitation).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BulkRun {
+    /// The bulk writer's mode, or `command` for an update command.
     pub mode: String,
+    /// The update command (`sh -c` text) when one was the interferer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its exit status (`None`: killed by a signal, or the built-in writer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
     pub bytes: u64,
     pub files: u64,
     /// Start, ns since the probe started.

@@ -14,6 +14,7 @@ use rcgen::{
     KeyPair,
 };
 use results::fsync::EtcdSource;
+use storage::etcd::promapi::ApiData;
 use storage::etcd::{EtcdRequest, HttpClient, Source, TlsFiles};
 use storage::StorageError;
 
@@ -22,8 +23,12 @@ fn free_port() -> u16 {
 }
 
 fn need(bin: &str) {
-    let ok = Command::new(bin).arg("--version").output().is_ok_and(|o| o.status.success());
-    assert!(ok, "{bin} is missing: apt-get install etcd-server etcd-client prometheus (.ci/run does)");
+    let arg = if bin == "etcdctl" { "version" } else { "--version" };
+    let ok = Command::new(bin).arg(arg).output().is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "{bin} is missing: apt-get install etcd-server etcd-client prometheus (.ci/run does)"
+    );
 }
 
 /// Kills (by PID) what it started when dropped.
@@ -55,13 +60,13 @@ fn ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
 
 /// A CA, a server certificate for 127.0.0.1, a client certificate, and a second, unrelated CA.
 fn pki(dir: &Path) -> Pki {
-    let ca = ca("lowlat test etcd CA");
+    let root = ca("lowlat test etcd CA");
     let leaf = |cn: &str, sans: Vec<String>, usage: ExtendedKeyUsagePurpose| {
         let mut p = CertificateParams::new(sans).unwrap();
         p.distinguished_name.push(DnType::CommonName, cn);
         p.extended_key_usages = vec![usage];
         let k = KeyPair::generate().unwrap();
-        (p.signed_by(&k, &ca).unwrap().pem(), k.serialize_pem())
+        (p.signed_by(&k, &root).unwrap().pem(), k.serialize_pem())
     };
     let (srv, srv_key) = leaf(
         "etcd",
@@ -71,7 +76,7 @@ fn pki(dir: &Path) -> Pki {
     let (cli, cli_key) = leaf("lowlat", vec![], ExtendedKeyUsagePurpose::ClientAuth);
     let other = ca("some other CA");
     for (n, t) in [
-        ("ca.pem", ca.pem()),
+        ("ca.pem", root.pem()),
         ("server.pem", srv),
         ("server-key.pem", srv_key),
         ("client.pem", cli),
@@ -129,7 +134,10 @@ fn wait_ready(client: &HttpClient, url: &str, log: &Path) {
         match client.get(url, &[]) {
             Ok(_) => return,
             Err(e) if t0.elapsed() > Duration::from_secs(30) => {
-                panic!("{url} not ready after 30 s: {e}\n{}", std::fs::read_to_string(log).unwrap_or_default())
+                panic!(
+                    "{url} not ready after 30 s: {e}\n{}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                )
             }
             Err(_) => std::thread::sleep(Duration::from_millis(200)),
         }
@@ -233,25 +241,47 @@ fn prometheus_scraping_a_real_etcd_gives_the_windows_histogram() {
     );
     let base = format!("http://127.0.0.1:{port}");
     wait_ready(&plain, &format!("{base}/-/ready"), &d.path().join("prometheus.log"));
-    // Writes while Prometheus scrapes every second, then a few scrapes more.
+    // Prometheus has scraped etcd at least twice (increase() needs two samples) ...
+    let t0 = Instant::now();
+    loop {
+        let q = [("query", "count_over_time(up{job=\"etcd\"}[30s])")];
+        let text = plain.get(&format!("{base}/api/v1/query"), &q).unwrap();
+        let n = match storage::etcd::promapi::parse_response(&base, &text).unwrap() {
+            ApiData::Vector(v) => {
+                v.first().and_then(|s| s.value.1.parse::<f64>().ok()).unwrap_or(0.0)
+            }
+            _ => 0.0,
+        };
+        if n >= 2.0 {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "Prometheus did not scrape etcd in 30 s");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // ... then writes while it scrapes every second, and a few scrapes more.
     put(&url, None, 40);
     std::thread::sleep(Duration::from_secs(4));
 
     let source = Source::Prometheus { url: base.clone(), selector: "job=\"etcd\"".into() };
     let mut out = Vec::new();
-    let run = storage::etcd::run(
-        &request(source, TlsFiles::default(), 30),
-        &host::Root::live(),
-        &AtomicBool::new(false),
-        &mut out,
-    )
-    .unwrap();
+    let mut req = request(source, TlsFiles::default(), 30);
+    req.interval = Duration::from_secs(5);
+    let run =
+        storage::etcd::run(&req, &host::Root::live(), &AtomicBool::new(false), &mut out).unwrap();
     let r = &run.result;
     assert_eq!(r.source, EtcdSource::Prometheus);
-    assert!(r.query.as_deref().is_some_and(|q| q.contains("increase(etcd_disk_wal_fsync_duration_seconds_bucket{job=\"etcd\"}[30s])")), "{r:?}");
+    assert!(
+        r.query.as_deref().is_some_and(|q| q
+            .contains("increase(etcd_disk_wal_fsync_duration_seconds_bucket{job=\"etcd\"}[30s])")),
+        "{r:?}"
+    );
     assert!(r.wal_fsync.count >= 20, "40 puts in the window: {:?}", r.wal_fsync);
     assert!(r.wal_fsync.p99_ns > 0 && r.wal_fsync.mean_ns > 0, "{:?}", r.wal_fsync);
-    assert!(!r.windows.is_empty() && r.windows.iter().any(|w| w.wal_fsync_count > 0), "{:?}", r.windows);
+    assert!(
+        !r.windows.is_empty() && r.windows.iter().any(|w| w.wal_fsync_count > 0),
+        "{:?}",
+        r.windows
+    );
 
     // A selector that matches nothing is an input error that says what was asked.
     let none = Source::Prometheus { url: base, selector: "job=\"nope\"".into() };

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use storage::etcd::{EtcdRequest, Source, TlsFiles};
 use storage::units::parse_size;
-use storage::{BulkMode, ChoiceError, FsyncRequest, MitigationSet, Scenarios, SyncMode};
+use storage::{
+    BulkMode, ChoiceError, FsyncRequest, Interference, MitigationSet, Scenarios, SyncMode,
+};
 use util::duration::parse_positive_span as span;
 
 use super::common::{JsonArg, Output};
@@ -17,7 +19,8 @@ use crate::exit::{usage, ExitCode};
 #[command(after_help = "Examples:\n  lowlat measure fsync --dir /var/lib/etcd --duration 20s\n  \
 lowlat measure fsync --dir /var/lib/etcd --size 22m --bs 2300 --fio-json fio.json   # the etcd fio recipe\n  \
 lowlat measure fsync --interference syncfs-at-end --mitigation scheduler=bfq+ionice-idle\n  \
-lowlat measure fsync --matrix --duration 15s --json matrix.json")]
+lowlat measure fsync --matrix --duration 15s --json matrix.json\n  \
+lowlat measure fsync --dir /var/lib/etcd --interference-cmd 'rpm-ostree upgrade' --mitigation ionice-idle")]
 pub struct Args {
     /// Directory on the filesystem to test (e.g. /var/lib/etcd); scratch files go in a
     /// subdirectory that is removed afterwards.
@@ -49,6 +52,11 @@ pub struct Args {
     /// (comma-separated or repeated with --matrix).
     #[arg(long, value_delimiter = ',')]
     pub interference: Vec<BulkMode>,
+    /// A real update command as the interferer instead (`sh -c` in --dir, in its own process
+    /// group, ended with the scenario; `$LOWLAT_SCRATCH` is removed afterwards), e.g.
+    /// 'ostree --repo=repo pull-local tmp/repo COMMIT'.
+    #[arg(long, value_name = "CMD", conflicts_with = "interference")]
+    pub interference_cmd: Option<String>,
     /// ionice-idle, scheduler=none|mq-deadline|bfq|kyber, throttle=MB/s, rate=MB/s,
     /// outstanding=N, `none`; combine with + (comma-separated or repeated with --matrix).
     #[arg(long, value_delimiter = ',')]
@@ -74,13 +82,15 @@ pub struct Args {
 
 /// Run `lowlat measure fsync`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let mut interferences: Vec<Interference> = a.interference.into_iter().map(Into::into).collect();
+    interferences.extend(a.interference_cmd.map(Interference::Command));
     let scenarios =
-        Scenarios::choose(a.interference, a.mitigation, a.matrix).map_err(|e| match e {
+        Scenarios::choose(interferences, a.mitigation, a.matrix).map_err(|e| match e {
             ChoiceError::SeveralWithoutMatrix => {
                 usage("several --interference/--mitigation values need --matrix")
             }
             ChoiceError::NeedsInterference(m) => {
-                usage(format!("--mitigation {m}: applies to the bulk writer; add --interference"))
+                usage(format!("--mitigation {m}: applies to the bulk writer; add --interference or --interference-cmd"))
             }
         })?;
     let req = FsyncRequest {
@@ -112,10 +122,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 /// Arguments of `lowlat measure etcd`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  lowlat measure etcd --endpoint http://127.0.0.1:2379 --duration 60s --interval 5s\n  \
+#[command(
+    after_help = "Examples:\n  lowlat measure etcd --endpoint http://127.0.0.1:2379 --duration 60s --interval 5s\n  \
 lowlat measure etcd --endpoint https://10.0.0.5:2379 --cacert ca.crt --cert peer.crt --key peer.key\n  \
 lowlat measure etcd --prometheus https://thanos-querier.openshift-monitoring.svc:9091 \\\n      \
---token-file token --cacert service-ca.crt --selector 'job=\"etcd\"' --duration 1h --interval 1m")]
+--token-file token --cacert service-ca.crt --selector 'job=\"etcd\"' --duration 1h --interval 1m"
+)]
 pub struct EtcdArgs {
     /// etcd's metrics URL, http:// or https:// (a client URL, or --listen-metrics-urls);
     /// `/metrics` is appended when no path is given.
@@ -139,7 +151,12 @@ pub struct EtcdArgs {
     #[arg(long, value_name = "FILE", requires = "cert")]
     pub key: Option<PathBuf>,
     /// Bearer token sent with every request (e.g. `oc whoami -t` for OpenShift's monitoring).
-    #[arg(long, env = "LOWLAT_BEARER_TOKEN", hide_env_values = true, conflicts_with = "token_file")]
+    #[arg(
+        long,
+        env = "LOWLAT_BEARER_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "token_file"
+    )]
     pub token: Option<String>,
     /// Read the bearer token from this file (e.g. a service account's token).
     #[arg(long, value_name = "FILE")]

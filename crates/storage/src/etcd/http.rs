@@ -90,14 +90,18 @@ fn key(path: &Path) -> Result<PrivateKey<'static>, StorageError> {
             PemItem::PrivateKey(k) => Some(k),
             _ => None,
         })
-        .ok_or_else(|| input(format!("the client key file {}: no PRIVATE KEY block in it", path.display())))
+        .ok_or_else(|| {
+            input(format!("the client key file {}: no PRIVATE KEY block in it", path.display()))
+        })
 }
 
 /// Check the scheme and host of a URL: `http://` or `https://`, something after it.
 pub fn check_url(url: &str) -> Result<(), StorageError> {
     let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
     match rest {
-        None => Err(input(format!("the URL {url}: expected http://host:port or https://host:port"))),
+        None => {
+            Err(input(format!("the URL {url}: expected http://host:port or https://host:port")))
+        }
         Some(r) if r.split('/').next().is_none_or(str::is_empty) => {
             Err(input(format!("the URL {url}: no host")))
         }
@@ -272,8 +276,12 @@ mod tests {
         assert!(e.is_input() && e.to_string().contains("the CA file"), "{e}");
         let junk = d.path().join("junk.pem");
         std::fs::write(&junk, "not a certificate\n").unwrap();
-        let e = HttpClient::new(&TlsFiles { cacert: Some(junk.clone()), ..Default::default() }, None, t)
-            .unwrap_err();
+        let e = HttpClient::new(
+            &TlsFiles { cacert: Some(junk.clone()), ..Default::default() },
+            None,
+            t,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("no CERTIFICATE block"), "{e}");
         let half = TlsFiles { cert: Some(junk), ..Default::default() };
         let e = HttpClient::new(&half, None, t).unwrap_err();
@@ -306,11 +314,18 @@ mod tests {
     #[test]
     fn get_sends_query_and_token_and_reads_the_body() {
         let (url, t) = serve_once("200 OK", "hello");
-        let c = HttpClient::new(&TlsFiles::default(), Some("s3cret".into()), Duration::from_secs(5))
-            .unwrap();
-        assert_eq!(c.get(&format!("{url}/api/v1/query"), &[("query", "a{b=\"c\"}[5m]")]).unwrap(), "hello");
+        let c =
+            HttpClient::new(&TlsFiles::default(), Some("s3cret".into()), Duration::from_secs(5))
+                .unwrap();
+        assert_eq!(
+            c.get(&format!("{url}/api/v1/query"), &[("query", "a{b=\"c\"}[5m]")]).unwrap(),
+            "hello"
+        );
         let req = t.join().unwrap();
-        assert!(req.starts_with("GET /api/v1/query?query=a%7Bb%3D%22c%22%7D%5B5m%5D HTTP/1.1"), "{req}");
+        assert!(
+            req.starts_with("GET /api/v1/query?query=a%7Bb%3D%22c%22%7D%5B5m%5D HTTP/1.1"),
+            "{req}"
+        );
         assert!(req.to_ascii_lowercase().contains("authorization: bearer s3cret"), "{req}");
         assert!(!format!("{c:?}").contains("s3cret"), "the token stays out of Debug");
     }
@@ -318,7 +333,8 @@ mod tests {
     #[test]
     fn refused_tokens_and_other_statuses_are_explained() {
         let (url, t) = serve_once("401 Unauthorized", "");
-        let c = HttpClient::new(&TlsFiles::default(), Some("x".into()), Duration::from_secs(5)).unwrap();
+        let c = HttpClient::new(&TlsFiles::default(), Some("x".into()), Duration::from_secs(5))
+            .unwrap();
         let e = c.get(&url, &[]).unwrap_err();
         t.join().unwrap();
         assert!(e.to_string().contains("bearer token was refused"), "{e}");

@@ -168,7 +168,8 @@ pub fn run(
         Source::Prometheus { url, selector } => {
             http::check_url(url)?;
             promapi::check_selector(selector)?;
-            let api = promapi::PromApi { client: &client, base: url.clone(), selector: selector.clone() };
+            let api =
+                promapi::PromApi { client: &client, base: url.clone(), selector: selector.clone() };
             let query = api.bucket_expr(WAL_FSYNC, req.duration);
             (url.clone(), EtcdSource::Prometheus, Some(query), prometheus_window(&api, req, out)?)
         }
@@ -282,6 +283,10 @@ fn prometheus_window(
         let at = Duration::from_secs_f64((t - start).max(0.0));
         writeln!(out, "{}", crate::text::etcd_window(at, &w)).map_err(StorageError::View)?;
         windows.push(w);
+    }
+    if windows.is_empty() {
+        writeln!(out, "note: no per-interval data: an interval needs at least two of Prometheus' scrapes (OpenShift scrapes etcd every 30 s: use 1m or more)")
+            .map_err(StorageError::View)?;
     }
     Ok((etcd_hist(WAL_FSYNC, &wal), commit.map(|c| etcd_hist(BACKEND_COMMIT, &c)), windows))
 }

@@ -75,9 +75,8 @@ pub fn histogram_from<'a>(
     samples: impl Iterator<Item = (&'a BTreeMap<String, String>, &'a str)>,
     sum: f64,
 ) -> Option<PromHistogram> {
-    let mut buckets: Vec<(f64, f64)> = samples
-        .filter_map(|(m, v)| Some((value(m.get("le")?)?, value(v)?.max(0.0))))
-        .collect();
+    let mut buckets: Vec<(f64, f64)> =
+        samples.filter_map(|(m, v)| Some((value(m.get("le")?)?, value(v)?.max(0.0)))).collect();
     if buckets.is_empty() {
         return None;
     }
@@ -126,7 +125,11 @@ impl PromApi<'_> {
 
     /// The expression that `increase()`s one histogram series over `range`, summed by `le`.
     pub fn bucket_expr(&self, metric: &str, range: Duration) -> String {
-        format!("sum by (le) (increase({metric}_bucket{{{}}}[{}s]))", self.selector, range.as_secs())
+        format!(
+            "sum by (le) (increase({metric}_bucket{{{}}}[{}s]))",
+            self.selector,
+            range.as_secs()
+        )
     }
 
     /// The histogram's increase over `range` ending at `at` (unix seconds); `None` when
@@ -138,14 +141,18 @@ impl PromApi<'_> {
         at: f64,
     ) -> Result<Option<PromHistogram>, StorageError> {
         let time = format!("{at:.3}");
-        let buckets = self.call("query", &[("query", &self.bucket_expr(metric, range)), ("time", &time)])?;
-        let sum_q = format!("sum(increase({metric}_sum{{{}}}[{}s]))", self.selector, range.as_secs());
+        let buckets =
+            self.call("query", &[("query", &self.bucket_expr(metric, range)), ("time", &time)])?;
+        let sum_q =
+            format!("sum(increase({metric}_sum{{{}}}[{}s]))", self.selector, range.as_secs());
         let sum = match self.call("query", &[("query", &sum_q), ("time", &time)])? {
             ApiData::Vector(v) => v.first().and_then(|s| value(&s.value.1)).unwrap_or(0.0),
             _ => 0.0,
         };
         Ok(match buckets {
-            ApiData::Vector(v) => histogram_from(v.iter().map(|s| (&s.metric, s.value.1.as_str())), sum),
+            ApiData::Vector(v) => {
+                histogram_from(v.iter().map(|s| (&s.metric, s.value.1.as_str())), sum)
+            }
             _ => None,
         })
     }
@@ -248,11 +255,9 @@ mod tests {
     fn extrapolated_buckets_stay_monotonic_and_nan_is_dropped() {
         let m = |le: &str| BTreeMap::from([("le".to_string(), le.to_string())]);
         let (a, b, c, d) = (m("0.001"), m("0.002"), m("+Inf"), m("0.004"));
-        let h = histogram_from(
-            [(&a, "10.2"), (&b, "10.1"), (&c, "11"), (&d, "NaN")].into_iter(),
-            0.0,
-        )
-        .unwrap();
+        let h =
+            histogram_from([(&a, "10.2"), (&b, "10.1"), (&c, "11"), (&d, "NaN")].into_iter(), 0.0)
+                .unwrap();
         assert_eq!(h.buckets, vec![(0.001, 10.2), (0.002, 10.2), (f64::INFINITY, 11.0)]);
         assert!(histogram_from(std::iter::empty(), 0.0).is_none());
     }
