@@ -467,7 +467,7 @@ fn an_update_command_interferes_and_is_reported() {
     let j = d.path().join("r.json");
     let o = lowlat()
         .args(["measure", "fsync", "--duration", "300ms", "--window", "100ms", "--file-size", "1m"])
-        .args(["--bulk-delay", "0s", "--mitigation", "ionice-idle", "--interference-cmd"])
+        .args(["--bulk-delay", "10ms", "--mitigation", "ionice-idle", "--interference-cmd"])
         .arg("dd if=/dev/zero of=\"$LOWLAT_SCRATCH/obj\" bs=64k count=64 conv=fsync 2>/dev/null")
         .arg("--dir")
         .arg(d.path())
