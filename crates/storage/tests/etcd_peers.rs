@@ -3,6 +3,8 @@
 //! plain etcd. Ignored by default (they start daemons); CI runs them with `--include-ignored`
 //! and they fail loudly when `etcd`/`etcdctl`/`prometheus` are missing.
 
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -184,7 +184,8 @@ impl PromApi<'_> {
 
 /// Group a matrix of `le` series by timestamp into histograms (sum unknown: 0).
 pub fn series_from(m: &[RangeSeries]) -> Vec<(f64, PromHistogram)> {
-    let mut by_t: BTreeMap<i64, Vec<(&BTreeMap<String, String>, &str)>> = BTreeMap::new();
+    type Labelled<'a> = (&'a BTreeMap<String, String>, &'a str);
+    let mut by_t: BTreeMap<i64, Vec<Labelled<'_>>> = BTreeMap::new();
     for s in m {
         for (t, v) in &s.values {
             by_t.entry((t * 1000.0).round() as i64).or_default().push((&s.metric, v.as_str()));
