@@ -251,9 +251,10 @@ impl Request {
                 mcp_name: t.pool.as_ref().map(|(p, _)| p.name.clone()).or(self.pool),
                 node_selector,
                 mcp_selector,
-                user_level_networking: self.user_level_networking,
-                // PAO-era PPC writes workload hints only when a power mode is given.
-                workload_hints: !ppc || self.power.is_some(),
+                // NTO's PPC always writes `net.userLevelNetworking` (its flag defaults to
+                // false) and the three workload hints (`makePerformanceProfileFrom`).
+                user_level_networking: self.user_level_networking.or(ppc.then_some(false)),
+                workload_hints: true,
                 cpu_vendor: None,
             },
             partition: PartitionRequest {

@@ -152,7 +152,11 @@ pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
 /// Tuned CR: the runtime part as a TuneD profile on top of `openshift-node,cpu-partitioning`.
 pub fn tuned_cr(plan: &Plan, role: &str) -> Value {
     let name = format!("openshift-node-lowlat-{role}");
-    let data = crate::tuned::tuned_conf(plan, "openshift-node,cpu-partitioning", false);
+    let data = crate::tuned::tuned_conf(
+        plan,
+        "openshift-node,cpu-partitioning",
+        crate::tuned::Flavor::OpenShift,
+    );
     map(vec![
         ("apiVersion", s("tuned.openshift.io/v1")),
         ("kind", s("Tuned")),
