@@ -30,6 +30,18 @@ pub enum Source {
     MustGather { dir: PathBuf, node: Option<String> },
 }
 
+impl Source {
+    /// The source a user's options name: a must-gather (with its node) wins over a snapshot,
+    /// as PPC's flag does; neither is the live host.
+    pub fn pick(must_gather: Option<PathBuf>, node: Option<String>, root: Option<PathBuf>) -> Self {
+        match (must_gather, root) {
+            (Some(dir), _) => Source::MustGather { dir, node },
+            (None, Some(root)) => Source::Root(root),
+            (None, None) => Source::Live,
+        }
+    }
+}
+
 /// A plan request as the user gave it.
 #[derive(Debug, Clone, Default)]
 pub struct Request {

@@ -104,15 +104,11 @@ pub struct Args {
 }
 
 impl Args {
-    /// The typed request (the must-gather wins over a snapshot, as PPC's flag name does).
+    /// The typed request.
     fn request(self) -> plan::Request {
-        let source = match (self.host.must_gather.or(self.must_gather_dir_path), self.host.root) {
-            (Some(dir), _) => plan::Source::MustGather { dir, node: self.host.node },
-            (None, Some(root)) => plan::Source::Root(root),
-            (None, None) => plan::Source::Live,
-        };
+        let mg = self.host.must_gather.or(self.must_gather_dir_path);
         plan::Request {
-            source,
+            source: plan::Source::pick(mg, self.host.node, self.host.root),
             pool: self.mcp_name,
             ppc_args: self.ppc_args,
             name: self.name,
@@ -164,11 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// `lowlat plan --info`: the cluster summary as text (PPC's layout) and/or JSON.
 fn info(dir: Option<PathBuf>, json: Option<Output>) -> anyhow::Result<ExitCode> {
-    let dir = dir.ok_or_else(|| {
-        crate::exit::usage(
-            "--info summarizes a cluster: give its must-gather with --must-gather DIR",
-        )
-    })?;
+    let dir = dir.ok_or_else(|| crate::exit::usage("--info reads a cluster: --must-gather DIR"))?;
     let pools = plan::ppc::info::cluster_info(&dir)?;
     if let Some(out) = &json {
         out.write_json(&pools)?;
