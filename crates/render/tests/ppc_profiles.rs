@@ -203,3 +203,36 @@ fn the_comparison_catches_a_missing_field() {
     // Field names are matched case-insensitively (`perPodpowerManagement` in the fixture).
     assert_eq!(want.spec.workloadhints.unwrap().perpodpowermanagement, Some(false));
 }
+
+#[test]
+fn flag_combinations_outside_the_fixtures() {
+    // PPC's `makePerformanceProfileFrom`: ultra-low-latency sets both hints, the flags' own
+    // values land in `net` and `numa`, `--disable-ht` adds `nosmt`.
+    let dir = common::testdata_dir().join("fixtures/nto/must-gather/must-gather.bare-metal");
+    let req = plan::Request {
+        source: plan::Source::MustGather { dir, node: None },
+        pool: Some("worker-cnf".into()),
+        style: Some(plan::Style::Ppc),
+        reserved: Some(4),
+        rt_kernel: Some(true),
+        no_smt: Some(true),
+        power: Some(plan::Power::UltraLowLatency),
+        topology_policy: Some(plan::TopologyPolicy::SingleNumaNode),
+        user_level_networking: Some(true),
+        name: Some("ull".into()),
+        ..Default::default()
+    };
+    let planned = req.plan().unwrap();
+    let text = render::openshift::performance_profile_file(&planned.plan, None).contents;
+    let p = typed(&text, Path::new("ull"));
+    assert_eq!(p.metadata.name, "ull");
+    assert_eq!(p.spec.additionalkernelargs, Some(vec!["nosmt".to_string()]));
+    let hints = p.spec.workloadhints.unwrap();
+    assert_eq!(
+        (hints.highpowerconsumption, hints.realtime, hints.perpodpowermanagement),
+        (Some(true), Some(true), Some(false))
+    );
+    assert_eq!(p.spec.net.unwrap().userlevelnetworking, Some(true));
+    assert_eq!(p.spec.numa.unwrap().topologypolicy.as_deref(), Some("single-numa-node"));
+    assert_eq!(p.spec.realtimekernel.unwrap().enabled, Some(true));
+}
