@@ -281,9 +281,10 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
         opts.duration,
         opts.max_latency_us
     );
+    // The namespace is the user's text: quoted for the shell (the plan's name stays out).
+    let q = crate::boot::sh_quote(&ns);
     let apply = format!(
-        "#!/bin/sh\n# lowlat plan `{}`: the latency test in its order (kubectl or oc)\nset -eu\ncd \"$(dirname \"$0\")\"\nk=${{KUBECTL:-kubectl}}\n$k apply -f namespace.yaml\n$k apply -f load.yaml\n$k -n {ns} rollout status deployment/lowlat-load --timeout=10m\n$k apply -f latency-test.yaml\n$k -n {ns} wait --for=condition=complete --timeout=-1s job/lowlat-latency-test || true\n$k -n {ns} logs job/lowlat-latency-test | grep Latencies\n",
-        plan.name
+        "#!/bin/sh\n# lowlat latency test, in its order (KUBECTL=oc on OpenShift)\nset -eu\ncd \"$(dirname \"$0\")\"\nk=${{KUBECTL:-kubectl}}\n$k apply -f namespace.yaml\n$k apply -f load.yaml\n$k -n {q} rollout status deployment/lowlat-load --timeout=10m\n$k apply -f latency-test.yaml\n$k -n {q} wait --for=condition=complete --timeout=-1s job/lowlat-latency-test || true\n$k -n {q} logs job/lowlat-latency-test | grep Latencies\n"
     );
     vec![
         OutFile::new("namespace.yaml", docs(&h, &access(&ns))),
