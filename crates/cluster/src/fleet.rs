@@ -143,7 +143,7 @@ pub fn describe(pod: &Pod) -> (PodState, String) {
     match phase {
         "Succeeded" | "Failed" => {
             let term = cs.and_then(|c| c.state.as_ref()).and_then(|s| s.terminated.as_ref());
-            let mut text = format!("{phase}");
+            let mut text = phase.to_string();
             if let Some(t) = term {
                 text.push_str(&format!(" (exit {}", t.exit_code));
                 if let Some(r) = &t.reason {

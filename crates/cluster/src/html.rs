@@ -260,9 +260,9 @@ pub fn render(f: &Fleet) -> String {
             );
         }
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "</ul><p><small>Cleanup: {} Job(s), {} pod(s) deleted{}.</small></p></body></html>\n",
+        "</ul><p><small>Cleanup: {} Job(s), {} pod(s) deleted{}.</small></p></body></html>",
         f.cleanup.jobs,
         f.cleanup.pods,
         if f.cleanup.leftover.is_empty() {
