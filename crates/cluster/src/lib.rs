@@ -145,6 +145,11 @@ pub(crate) fn tool(generator: &str) -> String {
     generator.to_string()
 }
 
+/// The image this lowlat builds (`image/build.sh`): `image/NAME` + `:` + the version.
+pub fn default_image() -> String {
+    format!("{}:{}", include_str!("../../../image/NAME").trim(), env!("CARGO_PKG_VERSION"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,9 +182,4 @@ mod tests {
         assert_eq!(e.exit_code(), ExitCode::Usage);
         assert_eq!(Error::api("x", status(409, "Conflict")).http_status(), Some(409));
     }
-}
-
-/// The image this lowlat builds (`image/build.sh`): `image/NAME` + `:` + the version.
-pub fn default_image() -> String {
-    format!("{}:{}", include_str!("../../../image/NAME").trim(), env!("CARGO_PKG_VERSION"))
 }
