@@ -102,6 +102,7 @@ pub(crate) fn run<F>(
     observer: &mut dyn Observer,
     hook: &mut dyn SecondHook,
     mut notes: Vec<String>,
+    fast_table: Option<(u64, u64)>,
     body: F,
 ) -> Result<LatencyResult, MeasureError>
 where
@@ -155,7 +156,12 @@ where
         .map(|_| {
             let secs = seconds_for(c.duration);
             let noise_secs = if kind == results::Kind::Noise { secs } else { 1 };
-            Recorder::new(HistogramConfig::LATENCY, secs, threshold).with_noise_series(noise_secs)
+            let r = Recorder::new(HistogramConfig::LATENCY, secs, threshold)
+                .with_noise_series(noise_secs);
+            match fast_table {
+                Some((ticks, mult)) => r.with_fast_table(ticks, mult),
+                None => r,
+            }
         })
         .collect();
     let tids: Vec<AtomicU32> = c.cpus.iter().map(|_| AtomicU32::new(0)).collect();
@@ -322,7 +328,8 @@ fn build(
         .map(|(&cpu, rec)| {
             let h = rec.snapshot();
             let (per_second_max_ns, noise) = rec.series(secs);
-            breaches.extend(rec.breaches(Some(cpu)).0);
+            let (worst, breach_count) = rec.breaches(Some(cpu));
+            breaches.extend(worst);
             ThreadResult {
                 cpu: Some(cpu),
                 stats: h.summary(),
@@ -334,11 +341,13 @@ fn build(
                 floor_ns: (kind == results::Kind::Noise).then(|| rec.floor()),
                 last_ns: Some(rec.last.load(Ordering::Relaxed)),
                 priority: Some(if c.policy.is_realtime() { c.priority } else { 0 }),
+                breach_count: c.threshold_ns.map(|_| breach_count),
+                breaches_per_minute: rec.breaches_per_minute(secs),
                 ..ThreadResult::default()
             }
         })
         .collect();
-    breaches.sort_by_key(|b| b.t_ns);
+    let breaches = results::latency::worst_breaches(breaches, crate::shared::MAX_BREACHES);
     if let Some(h) = hook {
         h.finish(&mut threads);
     }

@@ -185,12 +185,18 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         blocks.push(Block::Note(Note { verdict: Verdict::Warn, text: n.clone() }));
     }
     if !r.breaches.is_empty() {
+        let total = r.breach_total();
         blocks.push(Block::Note(Note {
             verdict: Verdict::Warn,
-            text: format!(
-                "{} threshold breaches recorded with their time.",
-                fmt_count(r.breaches.len() as u64)
-            ),
+            text: if total > r.breaches.len() as u64 {
+                format!(
+                    "{} threshold breaches; the worst {} are recorded with their time and CPU.",
+                    fmt_count(total),
+                    fmt_count(r.breaches.len() as u64)
+                )
+            } else {
+                format!("{} threshold breaches recorded with their time.", fmt_count(total))
+            },
         }));
     }
 
