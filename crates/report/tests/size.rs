@@ -86,5 +86,8 @@ fn sixteen_cpus_for_a_day_stays_under_two_megabytes() {
     eprintln!("inputs {} KiB -> report {} KiB in {took:?}", input_bytes / 1024, html.len() / 1024);
     assert!(input_bytes > 10 << 20, "the inputs are really a day's worth: {input_bytes}");
     assert!(html.len() < 2 << 20, "report is {} bytes", html.len());
-    assert!(html.contains("each point is the maximum of 144 seconds"));
+    assert!(
+        html.contains("each column is the maximum of 360 seconds"),
+        "16 CPUs: the per-second heat map"
+    );
 }
