@@ -57,7 +57,7 @@ fn range(m: &Heatmap) -> Option<(f64, f64)> {
 }
 
 fn index(v: f64, range: Option<(f64, f64)>, threshold: Option<f64>) -> u8 {
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         return 0;
     }
     if threshold.is_some_and(|t| v >= t) {

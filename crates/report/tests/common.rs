@@ -86,7 +86,7 @@ pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize) -> Value {
             let mut h = results::Histogram::new(results::HistogramConfig::LATENCY);
             let mut series = Vec::with_capacity(secs);
             for _ in 0..secs {
-                let spike = lcg(&mut seed) % if noisy { 20 } else { 400 } == 0;
+                let spike = lcg(&mut seed).is_multiple_of(if noisy { 20 } else { 400 });
                 let max = if spike {
                     50_000 + lcg(&mut seed) % 200_000
                 } else {

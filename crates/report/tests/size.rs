@@ -5,14 +5,9 @@
 
 mod common;
 
+use common::lcg;
 use report::Doc;
 use serde_json::{json, Value};
-
-/// A deterministic pseudo-random sequence (no rand dependency).
-fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    *seed >> 33
-}
 
 /// A day of one kind, written with the `results` types as `lowlat measure` writes it.
 fn day_result(kind: results::Kind) -> Value {
