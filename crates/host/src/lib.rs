@@ -9,6 +9,7 @@ pub mod model;
 pub mod parse;
 mod read;
 pub mod root;
+pub mod rt;
 pub mod snapshot;
 
 pub use model::*;
