@@ -415,5 +415,154 @@ fn cgroup_cause(ev: &Evidence, runtime_ev: &str) -> Option<Cause> {
     }
 }
 
+/// The RT readiness of a host's container cgroups (for `verify` and `inspect`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Containers {
+    pub sched_rt_runtime_us: Option<i64>,
+    pub rt_group_sched: Option<bool>,
+    pub rt_group_sched_evidence: Option<String>,
+    pub tree: Tree,
+}
+
+/// Where the cpu controller lives, and the container cgroups found there.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "version", rename_all = "lowercase")]
+pub enum Tree {
+    /// cgroup v1: each container cgroup with the chain from the root down to it.
+    V1 { mount: String, containers: Vec<ContainerChain> },
+    /// cgroup v2: the container cgroups' paths.
+    V2 { mount: String, containers: Vec<String> },
+    /// No cpu controller found (`/proc/mounts` unreadable or no cgroup mounted).
+    #[default]
+    Unknown,
+}
+
+/// A container cgroup (v1) and its `cpu.rt_runtime_us` chain, root first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerChain {
+    /// The cgroup path (`/system.slice/docker-<id>.scope`).
+    pub path: String,
+    pub chain: Vec<ChainLevel>,
+}
+
+impl ContainerChain {
+    /// The topmost level with a budget of 0, if any.
+    pub fn first_zero(&self) -> Option<&ChainLevel> {
+        self.chain.iter().find(|l| l.rt_runtime_us == Some(0))
+    }
+}
+
+impl Containers {
+    /// Whether the kernel checks group RT budgets at all (RT group scheduling not known to
+    /// be off, and `kernel.sched_rt_runtime_us` not -1).
+    pub fn budgets_enforced(&self) -> bool {
+        self.rt_group_sched != Some(false) && self.sched_rt_runtime_us.is_none_or(|v| v >= 0)
+    }
+}
+
+/// Most directories walked in a cgroup tree (a node with thousands of pods stays bounded).
+const MAX_WALK: usize = 20_000;
+/// Deepest level walked (kubepods.slice/kubepods-burstable.slice/<pod>/<container> is 4).
+const MAX_DEPTH: usize = 8;
+
+/// Pure: is a cgroup directory, named `name` under `parent`, a container's?
+/// Docker, Podman, CRI-O and containerd scopes (systemd driver), and the cgroupfs
+/// driver's `docker/<id>`, `libpod_parent/…/<id>`, `kubepods…/pod<uid>/<id>`.
+pub fn is_container(parent: &str, name: &str) -> bool {
+    let scope = |p: &str| name.starts_with(p) && name.ends_with(".scope");
+    if ["docker-", "libpod-", "crio-", "cri-containerd-"].iter().any(|p| scope(p))
+        && !name.contains("conmon")
+    {
+        return true;
+    }
+    let last = parent.rsplit('/').next().unwrap_or("");
+    let id_like = name.len() >= 12 && name.bytes().all(|b| b.is_ascii_hexdigit());
+    (last == "docker" || parent.contains("libpod_parent")) && id_like
+        || (parent.contains("kubepods") && last.starts_with("pod") && !name.ends_with(".slice"))
+}
+
+/// v1 interface files of the cpu/cpuacct hierarchy (everything else is a child cgroup).
+fn is_v1_file(name: &str) -> bool {
+    name.starts_with("cpu.")
+        || name.starts_with("cpuacct.")
+        || name.starts_with("cgroup.")
+        || matches!(name, "tasks" | "notify_on_release" | "release_agent")
+}
+
+/// Walk a cgroup tree from `base` (root-relative), bounded: the container cgroups' paths.
+fn walk(root: &Root, base: &str, is_file: fn(&str) -> bool) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![(String::new(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((dir, depth)) = stack.pop() {
+        seen += 1;
+        if seen > MAX_WALK {
+            break;
+        }
+        let Ok(names) = root.list_dir(&format!("{base}{dir}")) else { continue };
+        for n in names.iter().rev().filter(|n| !is_file(n)) {
+            let child = format!("{dir}/{n}");
+            if is_container(&dir, n) {
+                found.push(child);
+            } else if depth + 1 < MAX_DEPTH {
+                stack.push((child, depth + 1));
+            }
+        }
+    }
+    found
+}
+
+/// v2 interface files are `<controller>.<knob>`.
+fn is_v2_file(name: &str) -> bool {
+    name.contains('.') && !name.ends_with(".slice") && !name.ends_with(".scope")
+}
+
+/// Read the host's container cgroups and their RT budgets through `root`.
+pub fn containers(root: &Root) -> Containers {
+    let (rt_group_sched, rt_group_sched_evidence) = rt_group_sched(root);
+    let sched_rt_runtime_us =
+        root.read_trimmed("proc/sys/kernel/sched_rt_runtime_us").ok().and_then(|v| v.parse().ok());
+    let mounts = root.read_string("proc/mounts").unwrap_or_default();
+    let tree = match cgroup_mounts(&mounts) {
+        (Some(v1), _) => {
+            let base = v1.trim_start_matches('/').to_string();
+            let containers = walk(root, &base, is_v1_file)
+                .into_iter()
+                .map(|path| {
+                    let chain = levels(&path)
+                        .into_iter()
+                        .map(|l| {
+                            let rel = format!("{base}{l}/cpu.rt_runtime_us");
+                            ChainLevel {
+                                rt_runtime_us: root
+                                    .read_trimmed(&rel)
+                                    .ok()
+                                    .and_then(|v| v.parse().ok()),
+                                file: format!("/{rel}"),
+                            }
+                        })
+                        .collect();
+                    ContainerChain { path, chain }
+                })
+                .collect();
+            Tree::V1 { mount: v1, containers }
+        }
+        (None, Some(v2)) => {
+            let base = v2.trim_start_matches('/').to_string();
+            Tree::V2 { containers: walk(root, &base, is_v2_file), mount: v2 }
+        }
+        (None, None) => Tree::Unknown,
+    };
+    let (rt_group_sched, rt_group_sched_evidence) = match (&tree, rt_group_sched) {
+        (Tree::V1 { containers, .. }, None)
+            if containers.iter().any(|c| c.chain.iter().any(|l| l.rt_runtime_us.is_some())) =>
+        {
+            (Some(true), Some("cpu.rt_runtime_us present in the v1 cpu hierarchy".to_string()))
+        }
+        _ => (rt_group_sched, rt_group_sched_evidence),
+    };
+    Containers { sched_rt_runtime_us, rt_group_sched, rt_group_sched_evidence, tree }
+}
+
 #[cfg(test)]
 mod tests;

@@ -124,3 +124,39 @@ fn parsers() {
     assert_eq!(levels("/a/b"), ["", "/a", "/a/b"]);
     assert_eq!(levels("/"), [""]);
 }
+
+#[test]
+fn v1_containers_each_with_their_whole_chain() {
+    let c = containers(&fixture("rt-v1-docker"));
+    assert!(c.budgets_enforced());
+    let Tree::V1 { containers, .. } = &c.tree else { panic!("{:?}", c.tree) };
+    let paths: Vec<&str> = containers.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["/kubepods/burstable/pod1234/0a1b2c3d4e5f6a7b", "/system.slice/docker-4f1e2d.scope"]);
+    assert_eq!(containers[0].first_zero(), None);
+    assert_eq!(
+        containers[1].first_zero().map(|l| l.file.as_str()),
+        Some("/sys/fs/cgroup/cpu,cpuacct/system.slice/docker-4f1e2d.scope/cpu.rt_runtime_us")
+    );
+}
+
+#[test]
+fn v2_containers_and_rt_group_sched() {
+    let c = containers(&fixture("rt-v2-nonroot"));
+    assert_eq!(c.rt_group_sched, Some(true));
+    assert_eq!(
+        c.tree,
+        Tree::V2 { mount: "/sys/fs/cgroup".into(), containers: vec!["/system.slice/docker-77aa.scope".into()] }
+    );
+}
+
+#[test]
+fn container_names() {
+    assert!(is_container("/system.slice", "docker-4f1e.scope"));
+    assert!(is_container("/machine.slice", "libpod-abc.scope"));
+    assert!(!is_container("/machine.slice", "libpod-conmon-abc.scope"));
+    assert!(is_container("/docker", "4f1e2d3c4b5a69788"));
+    assert!(is_container("/kubepods/burstable/pod12", "abc"));
+    assert!(is_container("/kubepods.slice/kubepods-pod1.slice", "cri-containerd-ab.scope"));
+    assert!(!is_container("/kubepods.slice", "kubepods-burstable.slice"));
+    assert!(!is_container("/", "user.slice"));
+}
