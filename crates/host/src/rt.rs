@@ -71,13 +71,13 @@ pub enum CauseKind {
 }
 
 impl CauseKind {
-    /// The stable id (`no-cap-sys-nice`, …).
+    /// The stable id, as serialized (`no-cap-sys-nice`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             CauseKind::NoCapSysNice => "no-cap-sys-nice",
-            CauseKind::CgroupV1NoBudget => "cgroup-v1-no-rt-budget",
+            CauseKind::CgroupV1NoBudget => "cgroup-v1-no-budget",
             CauseKind::CgroupV2NonRoot => "cgroup-v2-non-root",
-            CauseKind::GlobalRuntimeZero => "global-rt-runtime-zero",
+            CauseKind::GlobalRuntimeZero => "global-runtime-zero",
             CauseKind::Unknown => "unknown",
         }
     }

@@ -160,3 +160,16 @@ fn container_names() {
     assert!(!is_container("/kubepods.slice", "kubepods-burstable.slice"));
     assert!(!is_container("/", "user.slice"));
 }
+
+#[test]
+fn cause_ids_are_their_serialized_form() {
+    for k in [
+        CauseKind::NoCapSysNice,
+        CauseKind::CgroupV1NoBudget,
+        CauseKind::CgroupV2NonRoot,
+        CauseKind::GlobalRuntimeZero,
+        CauseKind::Unknown,
+    ] {
+        assert_eq!(serde_json::to_value(k).unwrap_or_default(), k.as_str());
+    }
+}
