@@ -174,7 +174,9 @@ pub fn rt_group_sched_from(config: &str, cmdline: &str) -> (bool, String) {
         (true, Some("1")) => {
             (true, "CONFIG_RT_GROUP_SCHED=y, default-disabled but rt_group_sched=1".into())
         }
-        (true, _) => (false, "CONFIG_RT_GROUP_SCHED=y with CONFIG_RT_GROUP_SCHED_DEFAULT_DISABLED".into()),
+        (true, _) => {
+            (false, "CONFIG_RT_GROUP_SCHED=y with CONFIG_RT_GROUP_SCHED_DEFAULT_DISABLED".into())
+        }
         (false, _) => (true, "CONFIG_RT_GROUP_SCHED=y".into()),
     }
 }

@@ -67,7 +67,10 @@ impl Drop for Moved {
 }
 
 /// The `cgroup.procs` files of the current cgroup and of `target`, from `/proc/self/cgroup`.
-fn plan(root: &Root, target: &RtCgroup) -> Result<(String, String, PathBuf, PathBuf), MeasureError> {
+fn plan(
+    root: &Root,
+    target: &RtCgroup,
+) -> Result<(String, String, PathBuf, PathBuf), MeasureError> {
     let place = host::rt::gather(root, "self").cgroup.ok_or_else(|| MeasureError::RtCgroup {
         path: "/proc/self/cgroup".into(),
         why: "no cgroup with the cpu controller found in /proc/self/cgroup and /proc/mounts".into(),

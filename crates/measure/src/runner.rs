@@ -259,9 +259,8 @@ where
     let cause = cause.flatten();
     if refused {
         realtime = false;
-        let (why, fix) = cause
-            .as_ref()
-            .map_or(("cause not found".to_string(), String::new()), |c| {
+        let (why, fix) =
+            cause.as_ref().map_or(("cause not found".to_string(), String::new()), |c| {
                 (c.message.clone(), format!(" Fix: {}", c.fix))
             });
         notes.insert(

@@ -26,7 +26,10 @@ fn rt_cgroup_root_grants_fifo_and_moves_back() {
     let test_cg = format!("/lowlat-test-rt-{}", std::process::id());
     let dir = format!("{mount}{test_cg}");
     fs::create_dir(&dir).expect("create the test cgroup");
-    assert_eq!(fs::read_to_string(format!("{dir}/cpu.rt_runtime_us")).expect("rt_runtime_us").trim(), "0");
+    assert_eq!(
+        fs::read_to_string(format!("{dir}/cpu.rt_runtime_us")).expect("rt_runtime_us").trim(),
+        "0"
+    );
     fs::write(format!("{dir}/cgroup.procs"), std::process::id().to_string()).expect("move in");
     let refused = sched::set_policy(0, Policy::Fifo, 10).is_err();
     let granted = {

@@ -411,7 +411,9 @@ fn container_fifo(inp: &Input<'_>) -> Check {
     use host::rt::Tree;
     const ID: &str = "container-sched-fifo";
     let rt = &inp.rt;
-    let group = rt.rt_group_sched_evidence.clone().unwrap_or_else(|| "RT group scheduling unknown (no /proc/config.gz or /boot/config-<release>)".into());
+    let group = rt.rt_group_sched_evidence.clone().unwrap_or_else(|| {
+        "RT group scheduling unknown (no /proc/config.gz or /boot/config-<release>)".into()
+    });
     let runtime = rt.sched_rt_runtime_us.map(|v| format!("kernel.sched_rt_runtime_us = {v}"));
     if rt.rt_group_sched == Some(false) {
         return Check::new(Group::Rt, ID, Status::Pass)
@@ -437,7 +439,9 @@ fn container_fifo(inp: &Input<'_>) -> Check {
                         c.path,
                         z.file,
                         parent
-                            .and_then(|p| p.rt_runtime_us.map(|v| format!(" (parent {} = {v})", p.file)))
+                            .and_then(|p| p
+                                .rt_runtime_us
+                                .map(|v| format!(" (parent {} = {v})", p.file)))
                             .unwrap_or_default()
                     ))
                 })
@@ -481,7 +485,8 @@ fn container_fifo(inp: &Input<'_>) -> Check {
             } else {
                 Status::Fail
             };
-            let names: Vec<String> = containers.iter().map(|c| format!("{c}: no RT budget (cgroup v2)")).collect();
+            let names: Vec<String> =
+                containers.iter().map(|c| format!("{c}: no RT budget (cgroup v2)")).collect();
             Check::new(Group::Rt, ID, status)
                 .ev(group)
                 .evs(runtime)

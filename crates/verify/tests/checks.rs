@@ -385,8 +385,11 @@ fn a_sysctl_file_that_would_undo_the_plan_is_a_warning() {
 }
 
 fn rt_fixture(name: &str) -> host::rt::Containers {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures").join(name);
-    host::rt::containers(&host::Root::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())))
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures").join(name);
+    host::rt::containers(
+        &host::Root::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())),
+    )
 }
 
 fn container_check(r: &verify::Report) -> &verify::Check {
@@ -405,7 +408,10 @@ fn container_fifo_walks_the_whole_v1_chain() {
     assert_eq!(c.status, Status::Fail, "{c:?}");
     let ev = c.evidence.join("\n");
     assert!(ev.contains("/system.slice/docker-4f1e2d.scope: /sys/fs/cgroup/cpu,cpuacct/system.slice/docker-4f1e2d.scope/cpu.rt_runtime_us = 0 (parent /sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.rt_runtime_us = 950000)"), "{ev}");
-    assert!(!ev.contains("kubepods/burstable/pod1234/0a1b2c3d4e5f6a7b:"), "the budgeted pod is not blamed: {ev}");
+    assert!(
+        !ev.contains("kubepods/burstable/pod1234/0a1b2c3d4e5f6a7b:"),
+        "the budgeted pod is not blamed: {ev}"
+    );
     // RT bandwidth off: the kernel checks no budgets.
     inp.rt.sched_rt_runtime_us = Some(-1);
     assert_eq!(container_check(&verify(&inp)).status, Status::Pass);

@@ -24,7 +24,10 @@ fn v1_docker_chain_names_the_zero_level_below_a_budgeted_parent() {
     let leaf = "/sys/fs/cgroup/cpu,cpuacct/system.slice/docker-4f1e2d.scope/cpu.rt_runtime_us";
     assert!(c.message.contains(leaf), "{}", c.message);
     assert!(c.fix.contains(&format!("echo 100000 > {leaf}")), "{}", c.fix);
-    assert!(c.evidence.iter().any(|e| e == "/sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.rt_runtime_us = 950000"));
+    assert!(c
+        .evidence
+        .iter()
+        .any(|e| e == "/sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.rt_runtime_us = 950000"));
 }
 
 #[test]
@@ -92,8 +95,14 @@ fn v1_budget_everywhere_passes() {
             mount: "/sys/fs/cgroup/cpu".into(),
             path: "/x".into(),
             chain: vec![
-                ChainLevel { file: "/sys/fs/cgroup/cpu/cpu.rt_runtime_us".into(), rt_runtime_us: Some(950_000) },
-                ChainLevel { file: "/sys/fs/cgroup/cpu/x/cpu.rt_runtime_us".into(), rt_runtime_us: Some(10_000) },
+                ChainLevel {
+                    file: "/sys/fs/cgroup/cpu/cpu.rt_runtime_us".into(),
+                    rt_runtime_us: Some(950_000),
+                },
+                ChainLevel {
+                    file: "/sys/fs/cgroup/cpu/x/cpu.rt_runtime_us".into(),
+                    rt_runtime_us: Some(10_000),
+                },
             ],
         }),
         ..Evidence::default()
@@ -103,10 +112,7 @@ fn v1_budget_everywhere_passes() {
 
 #[test]
 fn parsers() {
-    assert_eq!(
-        cpu_cgroup_line("4:memory:/x\n1:cpu:/\n0::/\n"),
-        Some((true, "/".to_string()))
-    );
+    assert_eq!(cpu_cgroup_line("4:memory:/x\n1:cpu:/\n0::/\n"), Some((true, "/".to_string())));
     assert_eq!(cpu_cgroup_line("0::/process_api/1\n"), Some((false, "/process_api/1".to_string())));
     assert_eq!(cpu_cgroup_line("garbage"), None);
     let m = "cgroup /sys/fs/cgroup/cpuacct cgroup rw,cpuacct 0 0\ncgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\ncgroup2 /sys/fs/cgroup/unified cgroup2 rw 0 0\n";
@@ -114,7 +120,10 @@ fn parsers() {
         cgroup_mounts(m),
         (Some("/sys/fs/cgroup/cpu".into()), Some("/sys/fs/cgroup/unified".into()))
     );
-    assert_eq!(parse_rtprio_limit("Max realtime priority     unlimited  unlimited\n"), Some(u64::MAX));
+    assert_eq!(
+        parse_rtprio_limit("Max realtime priority     unlimited  unlimited\n"),
+        Some(u64::MAX)
+    );
     assert_eq!(parse_rtprio_limit("Max realtime priority     50  99\n"), Some(50));
     let cfg = "CONFIG_RT_GROUP_SCHED=y\nCONFIG_RT_GROUP_SCHED_DEFAULT_DISABLED=y\n";
     assert!(!rt_group_sched_from(cfg, "quiet").0);
@@ -131,7 +140,10 @@ fn v1_containers_each_with_their_whole_chain() {
     assert!(c.budgets_enforced());
     let Tree::V1 { containers, .. } = &c.tree else { panic!("{:?}", c.tree) };
     let paths: Vec<&str> = containers.iter().map(|c| c.path.as_str()).collect();
-    assert_eq!(paths, ["/kubepods/burstable/pod1234/0a1b2c3d4e5f6a7b", "/system.slice/docker-4f1e2d.scope"]);
+    assert_eq!(
+        paths,
+        ["/kubepods/burstable/pod1234/0a1b2c3d4e5f6a7b", "/system.slice/docker-4f1e2d.scope"]
+    );
     assert_eq!(containers[0].first_zero(), None);
     assert_eq!(
         containers[1].first_zero().map(|l| l.file.as_str()),
@@ -145,7 +157,10 @@ fn v2_containers_and_rt_group_sched() {
     assert_eq!(c.rt_group_sched, Some(true));
     assert_eq!(
         c.tree,
-        Tree::V2 { mount: "/sys/fs/cgroup".into(), containers: vec!["/system.slice/docker-77aa.scope".into()] }
+        Tree::V2 {
+            mount: "/sys/fs/cgroup".into(),
+            containers: vec!["/system.slice/docker-77aa.scope".into()]
+        }
     );
 }
 
