@@ -89,6 +89,8 @@ pub struct Cause {
     pub kind: CauseKind,
     /// One sentence naming the cause (with the path for cgroup causes).
     pub message: String,
+    /// The cause in a few words, for a verdict line (`cgroup /a/b: no RT budget (v2)`).
+    pub short: String,
     /// The evidence lines it rests on.
     pub evidence: Vec<String>,
     /// The exact fix.
@@ -289,6 +291,7 @@ pub fn diagnose(ev: &Evidence, priority: u32, refused: bool) -> Option<Cause> {
             let shown = if limit == u64::MAX { "unlimited".into() } else { limit.to_string() };
             return Some(Cause {
                 kind: CauseKind::NoCapSysNice,
+                short: "no CAP_SYS_NICE".into(),
                 message: format!(
                     "no CAP_SYS_NICE and RLIMIT_RTPRIO {shown} is below priority {priority}"
                 ),
@@ -315,6 +318,7 @@ pub fn diagnose(ev: &Evidence, priority: u32, refused: bool) -> Option<Cause> {
     if ev.sched_rt_runtime_us == Some(0) {
         return Some(Cause {
             kind: CauseKind::GlobalRuntimeZero,
+            short: "kernel.sched_rt_runtime_us = 0".into(),
             message: "kernel.sched_rt_runtime_us is 0: the kernel gives real-time tasks no time at all".into(),
             evidence: vec![runtime_ev],
             fix: "sysctl -w kernel.sched_rt_runtime_us=950000 (the default; -1 only on a PREEMPT_RT kernel with stalld)".into(),
@@ -322,6 +326,7 @@ pub fn diagnose(ev: &Evidence, priority: u32, refused: bool) -> Option<Cause> {
     }
     refused.then(|| Cause {
         kind: CauseKind::Unknown,
+        short: "cause not found".into(),
         message: "the kernel refused the real-time policy, and neither capabilities, RLIMIT_RTPRIO, the cgroup RT budget nor kernel.sched_rt_runtime_us explain it".into(),
         evidence: summary(ev, &runtime_ev),
         fix: "check seccomp or an LSM policy (SELinux/AppArmor) denying sched_setscheduler, and compare with `chrt -f 1 true`".into(),
@@ -381,6 +386,7 @@ fn cgroup_cause(ev: &Evidence, runtime_ev: &str) -> Option<Cause> {
             evidence.push(runtime_ev.to_string());
             Some(Cause {
                 kind: CauseKind::CgroupV1NoBudget,
+                short: format!("cgroup {path}: RT budget 0 on its chain"),
                 message: format!(
                     "cgroup v1 RT budget is 0 at {} on the chain to the task's cgroup {path}: sched_setscheduler fails with EPERM there",
                     zero.file
@@ -398,6 +404,7 @@ fn cgroup_cause(ev: &Evidence, runtime_ev: &str) -> Option<Cause> {
             }
             Some(Cause {
                 kind: CauseKind::CgroupV2NonRoot,
+                short: format!("cgroup v2 {path}: no RT budget"),
                 message: format!(
                     "cgroup v2 with RT group scheduling: the task's cgroup {path} (cpu controller at {cpu_path}) has no RT budget, and cgroup v2 cannot give a non-root cgroup one"
                 ),

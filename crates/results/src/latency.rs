@@ -44,6 +44,15 @@ impl LatencyResult {
         Some(if asked.is_realtime() && refused { util::sched::Policy::Other } else { asked })
     }
 
+    /// [`crate::Scheduling::not_realtime_short`], or `NOT REAL-TIME (ran SCHED_OTHER)` for an
+    /// older result whose real-time policy was refused.
+    pub fn not_realtime_short(&self) -> Option<String> {
+        match &self.envelope.scheduling {
+            Some(s) => s.not_realtime_short(),
+            None => self.not_realtime().map(|_| "NOT REAL-TIME (ran SCHED_OTHER)".to_string()),
+        }
+    }
+
     /// `NOT REAL-TIME: ran SCHED_OTHER — SCHED_FIFO refused: <cause>` when a real-time
     /// policy was asked for and not obtained (older results: the refusal note itself).
     pub fn not_realtime(&self) -> Option<String> {

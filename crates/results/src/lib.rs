@@ -151,6 +151,17 @@ impl Scheduling {
         self.requested.is_realtime() && !self.ran.is_realtime()
     }
 
+    /// `NOT REAL-TIME (<cause in a few words>)` when downgraded, for a verdict line.
+    pub fn not_realtime_short(&self) -> Option<String> {
+        self.downgraded().then(|| {
+            format!(
+                "NOT REAL-TIME ({}; ran {})",
+                self.refused.as_ref().map_or("cause not found", |c| c.short.as_str()),
+                self.ran.kernel_name()
+            )
+        })
+    }
+
     /// `NOT REAL-TIME: ran SCHED_OTHER — SCHED_FIFO refused: <cause>` when downgraded.
     pub fn not_realtime(&self) -> Option<String> {
         self.downgraded().then(|| {

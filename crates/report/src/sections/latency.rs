@@ -157,7 +157,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             v,
             format!(
                 "{title}: {}{} {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
-                not_rt.as_ref().map(|n| format!("{n} — ")).unwrap_or_default(),
+                r.not_realtime_short().map(|n| format!("{n} — ")).unwrap_or_default(),
                 if env.partial { "worst seen" } else { "worst" },
                 fmt_ns(max),
                 cpu_name(r, w),
@@ -188,7 +188,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
                      (cyclictest semantics){}; overruns are wake-ups more than one interval late, \
                      which cyclictest silently skips",
                     ran.map(|p| format!("{} ", p.kernel_name())).unwrap_or_default(),
-                    if not_rt.is_some() { " — NOT REAL-TIME: the real-time policy was refused" } else { "" }
+                    not_rt.as_ref().map(|n| format!(" — {n}")).unwrap_or_default()
                 )
             },
             fmt_ns(thr)
