@@ -348,6 +348,10 @@ pub struct Cgroup {
     pub version: Option<String>,
     /// cgroup v2 cpuset partitions: (path, `cpuset.cpus.partition` value, effective cpus).
     pub partitions: Vec<CpusetPartition>,
+    /// Container cgroups and whether they can run SCHED_FIFO (RT budget chains, v2 with RT
+    /// group scheduling): see [`crate::rt`].
+    #[serde(default)]
+    pub rt: crate::rt::Containers,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -188,3 +188,16 @@ fn cause_ids_are_their_serialized_form() {
         assert_eq!(serde_json::to_value(k).unwrap_or_default(), k.as_str());
     }
 }
+
+#[test]
+fn inspect_finds_the_same_on_both_trees() {
+    for (name, needle) in [
+        ("rt-v1-docker", "/system.slice/docker-4f1e2d.scope: /sys/fs/cgroup/cpu,cpuacct/system.slice/docker-4f1e2d.scope/cpu.rt_runtime_us = 0"),
+        ("rt-v2-nonroot", "CONFIG_RT_GROUP_SCHED=y (/proc/config.gz)"),
+    ] {
+        let h = crate::read(&fixture(name));
+        let f = h.findings.iter().find(|f| f.id == "container-rt-budget");
+        let f = f.unwrap_or_else(|| panic!("{name}: {:?}", h.findings));
+        assert!(f.evidence.iter().any(|e| e == needle), "{name}: {:?}", f.evidence);
+    }
+}
