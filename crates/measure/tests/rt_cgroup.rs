@@ -2,6 +2,8 @@
 //! 001's trap), SCHED_FIFO is refused; after `rt_cgroup::enter(Root)` it is granted, and
 //! dropping the guard puts the process back. Its own test binary: it moves the whole process.
 
+#![allow(clippy::expect_used)]
+
 use std::fs;
 
 use measure::rt_cgroup::{enter, RtCgroup};
