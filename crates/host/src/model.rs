@@ -352,6 +352,9 @@ pub struct Cgroup {
     /// group scheduling): see [`crate::rt`].
     #[serde(default)]
     pub rt: crate::rt::Containers,
+    /// The container/pod cgroups with their counters (`lowlat inspect --containers`).
+    #[serde(default)]
+    pub containers: Vec<crate::containers::Container>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -159,7 +159,10 @@ fn v2_containers_and_rt_group_sched() {
         c.tree,
         Tree::V2 {
             mount: "/sys/fs/cgroup".into(),
-            containers: vec!["/system.slice/docker-77aa.scope".into()]
+            containers: vec![
+                "/kubepods.slice/kubepods-pod1.slice/cri-containerd-ab12.scope".into(),
+                "/system.slice/docker-77aa.scope".into(),
+            ]
         }
     );
 }
