@@ -6,54 +6,11 @@
 //! and SMT siblings ([`issues`]).
 
 use cpuset::CpuSet;
-use serde::{Deserialize, Serialize};
 
+pub use crate::cgroup::{Container, Runtime};
 use crate::model::Host;
 use crate::root::Root;
 use crate::rt::{self, Tree};
-
-/// One container (or pod sandbox) cgroup and its counters; `None`: not readable.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Container {
-    /// The cgroup path (`/system.slice/docker-<id>.scope`).
-    pub path: String,
-    /// `docker`, `podman`, `crio`, `containerd`, `kubepods` (cgroupfs driver), `other`.
-    pub runtime: Runtime,
-    /// Kubernetes QoS class from the path (`guaranteed`, `burstable`, `besteffort`).
-    pub qos: Option<String>,
-    /// CPU time used (ns): `cpu.stat usage_usec` (v2) or `cpuacct.usage` (v1).
-    pub cpu_usage_ns: Option<u64>,
-    /// CFS quota per period (µs); `None` with `cfs_period_us` set means no quota (`max`, -1).
-    pub cfs_quota_us: Option<u64>,
-    pub cfs_period_us: Option<u64>,
-    pub nr_periods: Option<u64>,
-    pub nr_throttled: Option<u64>,
-    pub throttled_ns: Option<u64>,
-    /// `cpuset.cpus.effective` (v2) or `cpuset.cpus` (v1).
-    pub cpuset: Option<CpuSet>,
-    pub memory_bytes: Option<u64>,
-    /// `None`: no limit, or unknown.
-    pub memory_limit_bytes: Option<u64>,
-    /// `some avg10` of `cpu.pressure` / `memory.pressure` (%).
-    pub cpu_pressure_avg10: Option<f64>,
-    pub memory_pressure_avg10: Option<f64>,
-    /// Whether a task in it can get SCHED_FIFO, and the file or reason when not.
-    pub rt_ready: Option<bool>,
-    pub rt_blocker: Option<String>,
-}
-
-/// The closed set of container runtimes recognised from cgroup names.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Runtime {
-    Docker,
-    Podman,
-    Crio,
-    Containerd,
-    Kubepods,
-    #[default]
-    Other,
-}
 
 /// Pure: the runtime and QoS class of a container cgroup path.
 pub fn classify(path: &str) -> (Runtime, Option<String>) {

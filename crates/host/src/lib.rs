@@ -4,6 +4,7 @@
 //! A missing file makes its field `None` and adds an [`Unknown`] entry with the reason; a
 //! malformed one adds a [`Warning`] naming the file and line. Nothing here panics on input.
 
+pub mod cgroup;
 pub mod containers;
 pub mod findings;
 pub mod model;

@@ -14,6 +14,7 @@ use std::io::Read;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::cgroup::{ChainLevel, ContainerChain, Containers, Tree};
 use crate::root::Root;
 
 /// The largest kernel config we read (a distribution config is ~300 KB).
@@ -29,14 +30,6 @@ pub enum CgroupPlace {
     /// cgroup v2: the task's cgroup, and the cgroup whose cpu controller governs it (the
     /// nearest ancestor-or-self whose parent enables `cpu` in `cgroup.subtree_control`).
     V2 { mount: String, path: String, cpu_path: String },
-}
-
-/// One level of a v1 chain: the file and its value (`None`: unreadable).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChainLevel {
-    /// Absolute path of the `cpu.rt_runtime_us` file.
-    pub file: String,
-    pub rt_runtime_us: Option<i64>,
 }
 
 /// Everything [`diagnose`] looks at. `None` fields were not readable.
@@ -421,51 +414,6 @@ fn cgroup_cause(ev: &Evidence, runtime_ev: &str) -> Option<Cause> {
                 ),
             })
         }
-    }
-}
-
-/// The RT readiness of a host's container cgroups (for `verify` and `inspect`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Containers {
-    pub sched_rt_runtime_us: Option<i64>,
-    pub rt_group_sched: Option<bool>,
-    pub rt_group_sched_evidence: Option<String>,
-    pub tree: Tree,
-}
-
-/// Where the cpu controller lives, and the container cgroups found there.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "version", rename_all = "lowercase")]
-pub enum Tree {
-    /// cgroup v1: each container cgroup with the chain from the root down to it.
-    V1 { mount: String, containers: Vec<ContainerChain> },
-    /// cgroup v2: the container cgroups' paths.
-    V2 { mount: String, containers: Vec<String> },
-    /// No cpu controller found (`/proc/mounts` unreadable or no cgroup mounted).
-    #[default]
-    Unknown,
-}
-
-/// A container cgroup (v1) and its `cpu.rt_runtime_us` chain, root first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContainerChain {
-    /// The cgroup path (`/system.slice/docker-<id>.scope`).
-    pub path: String,
-    pub chain: Vec<ChainLevel>,
-}
-
-impl ContainerChain {
-    /// The topmost level with a budget of 0, if any.
-    pub fn first_zero(&self) -> Option<&ChainLevel> {
-        self.chain.iter().find(|l| l.rt_runtime_us == Some(0))
-    }
-}
-
-impl Containers {
-    /// Whether the kernel checks group RT budgets at all (RT group scheduling not known to
-    /// be off, and `kernel.sched_rt_runtime_us` not -1).
-    pub fn budgets_enforced(&self) -> bool {
-        self.rt_group_sched != Some(false) && self.sched_rt_runtime_us.is_none_or(|v| v >= 0)
     }
 }
 
