@@ -348,6 +348,13 @@ pub struct Cgroup {
     pub version: Option<String>,
     /// cgroup v2 cpuset partitions: (path, `cpuset.cpus.partition` value, effective cpus).
     pub partitions: Vec<CpusetPartition>,
+    /// Container cgroups and whether they can run SCHED_FIFO (RT budget chains, v2 with RT
+    /// group scheduling): see `rt`.
+    #[serde(default)]
+    pub rt: crate::cgroup::Containers,
+    /// The container/pod cgroups with their counters (`lowlat inspect --containers`).
+    #[serde(default)]
+    pub containers: Vec<crate::cgroup::Container>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -258,13 +258,22 @@ where
         hook.second(seconds_seen + 1, &recs, &tid_vals);
     });
     sys::unlock_memory();
-    if rt_failed.load(Ordering::SeqCst) {
+    let refused = rt_failed.load(Ordering::SeqCst);
+    let cause = refused.then(|| {
+        host::rt::diagnose(&host::rt::gather(&host::Root::live(), "self"), c.priority, true)
+    });
+    let cause = cause.flatten();
+    if refused {
         realtime = false;
+        let (why, fix) =
+            cause.as_ref().map_or(("cause not found".to_string(), String::new()), |c| {
+                (c.message.clone(), format!(" Fix: {}", c.fix))
+            });
         notes.insert(
             0,
             format!(
-                "NOT REAL-TIME: could not set {} priority {} (needs root or CAP_SYS_NICE, and a non-zero RT budget); measured with SCHED_OTHER",
-                if c.policy == Policy::Rr { "SCHED_RR" } else { "SCHED_FIFO" },
+                "NOT REAL-TIME: could not set {} priority {}: {why}; measured with SCHED_OTHER.{fix}",
+                c.policy.kernel_name(),
                 c.priority
             ),
         );
@@ -293,7 +302,20 @@ where
     r.envelope.duration_ns = elapsed_ns;
     // The tool's own footprint (VmHWM), so memory claims can be checked on any run.
     r.envelope.params["tool_peak_rss_bytes"] = procstat::peak_rss_bytes(&host::Root::live()).into();
-    let rt_ok = !rt_failed.load(Ordering::SeqCst) && c.policy.is_realtime();
+    let rt_ok = !refused && c.policy.is_realtime();
+    r.envelope.scheduling = Some(results::Scheduling {
+        requested: c.policy,
+        ran: if refused { Policy::Other } else { c.policy },
+        priority: rt_ok.then_some(c.priority),
+        refused: cause,
+        rt_cgroup: None,
+    });
+    if refused {
+        // The parameters say what ran; what was asked for is kept beside it.
+        r.envelope.params["requested_policy"] = c.policy.as_str().into();
+        r.envelope.params["policy"] = Policy::Other.as_str().into();
+        r.envelope.params["priority"] = serde_json::Value::Null;
+    }
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
         t.priority = Some(if rt_ok { c.priority } else { 0 });

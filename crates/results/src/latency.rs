@@ -31,6 +31,46 @@ pub struct LatencyResult {
     pub notes: Vec<String>,
 }
 
+impl LatencyResult {
+    /// The scheduling the measuring threads ran with: `envelope.scheduling` when recorded;
+    /// for older results, `params.policy` unless `realtime` is false and a note says the
+    /// real-time policy was refused (then `other`). `None` when the result does not say.
+    pub fn ran_policy(&self) -> Option<util::sched::Policy> {
+        if let Some(s) = &self.envelope.scheduling {
+            return Some(s.ran);
+        }
+        let asked: util::sched::Policy =
+            self.envelope.params.get("policy")?.as_str()?.parse().ok()?;
+        let refused = !self.realtime
+            && self.notes.iter().any(|n| n.starts_with("NOT REAL-TIME: could not set SCHED_"));
+        Some(if asked.is_realtime() && refused { util::sched::Policy::Other } else { asked })
+    }
+
+    /// [`crate::Scheduling::not_realtime_short`], or `NOT REAL-TIME (ran SCHED_OTHER)` for an
+    /// older result whose real-time policy was refused.
+    pub fn not_realtime_short(&self) -> Option<String> {
+        match &self.envelope.scheduling {
+            Some(s) => s.not_realtime_short(),
+            None => self.not_realtime().map(|_| "NOT REAL-TIME (ran SCHED_OTHER)".to_string()),
+        }
+    }
+
+    /// `NOT REAL-TIME: ran SCHED_OTHER — SCHED_FIFO refused: <cause>` when a real-time
+    /// policy was asked for and not obtained (older results: the refusal note itself).
+    pub fn not_realtime(&self) -> Option<String> {
+        if let Some(s) = &self.envelope.scheduling {
+            return s.not_realtime();
+        }
+        let ran = self.ran_policy()?;
+        let asked = self.envelope.params.get("policy").and_then(|v| v.as_str());
+        (asked != Some(ran.as_str()))
+            .then(|| {
+                self.notes.iter().find(|n| n.starts_with("NOT REAL-TIME: could not set")).cloned()
+            })
+            .flatten()
+    }
+}
+
 /// One measured CPU (one thread).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ThreadResult {

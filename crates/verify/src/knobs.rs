@@ -408,21 +408,92 @@ fn rt_throttling(inp: &Input<'_>) -> Check {
 }
 
 fn container_fifo(inp: &Input<'_>) -> Check {
-    let chain = &inp.rt_runtime_chain;
-    if chain.is_empty() {
-        return Check::new(Group::Rt, "container-sched-fifo", Status::NotApplicable)
-            .ev("no cgroup-v1 cpu.rt_runtime_us (kernel without RT_GROUP_SCHED, or cgroup v2): containers need only CAP_SYS_NICE");
+    use host::rt::Tree;
+    const ID: &str = "container-sched-fifo";
+    let rt = &inp.rt;
+    let group = rt.rt_group_sched_evidence.clone().unwrap_or_else(|| {
+        "RT group scheduling unknown (no /proc/config.gz or /boot/config-<release>)".into()
+    });
+    let runtime = rt.sched_rt_runtime_us.map(|v| format!("kernel.sched_rt_runtime_us = {v}"));
+    if rt.rt_group_sched == Some(false) {
+        return Check::new(Group::Rt, ID, Status::Pass)
+            .ev(group)
+            .ev("no RT group scheduling: containers need only CAP_SYS_NICE");
     }
-    let zero: Vec<String> =
-        chain.iter().filter(|(_, v)| *v == 0).map(|(p, v)| format!("{p} = {v}")).collect();
-    let all: Vec<String> = chain.iter().map(|(p, v)| format!("{p} = {v}")).collect();
-    if zero.is_empty() {
-        Check::new(Group::Rt, "container-sched-fifo", Status::Pass).evs(capped(all, 8))
-    } else {
-        Check::new(Group::Rt, "container-sched-fifo", Status::Warn)
-            .ev("cgroups with cpu.rt_runtime_us = 0 cannot run SCHED_FIFO tasks: sched_setscheduler fails with EPERM inside them")
-            .evs(capped(zero, 8))
-            .fix("give the chain an RT budget (parent first: e.g. docker run --cpu-rt-runtime=950000, or write cpu.rt_runtime_us down the path)")
+    if !rt.budgets_enforced() {
+        return Check::new(Group::Rt, ID, Status::Pass)
+            .evs(runtime)
+            .ev("RT bandwidth is off: the kernel does not check cgroup RT budgets; containers need only CAP_SYS_NICE");
+    }
+    match &rt.tree {
+        Tree::Unknown => Check::new(Group::Rt, ID, Status::NotApplicable)
+            .ev("no cgroup hierarchy with the cpu controller in /proc/mounts"),
+        Tree::V1 { mount, containers } => {
+            let zero: Vec<String> = containers
+                .iter()
+                .filter_map(|c| {
+                    let z = c.first_zero()?;
+                    let parent = c.chain.iter().take_while(|l| l.rt_runtime_us != Some(0)).last();
+                    Some(format!(
+                        "{}: {} = 0{}",
+                        c.path,
+                        z.file,
+                        parent
+                            .and_then(|p| p
+                                .rt_runtime_us
+                                .map(|v| format!(" (parent {} = {v})", p.file)))
+                            .unwrap_or_default()
+                    ))
+                })
+                .collect();
+            if containers.is_empty() {
+                let root = format!("{mount}/cpu.rt_runtime_us");
+                return Check::new(Group::Rt, ID, Status::Pass)
+                    .ev(format!("no container cgroups under {mount} (root budget in {root})"));
+            }
+            if zero.is_empty() {
+                let ok: Vec<String> = containers
+                    .iter()
+                    .map(|c| {
+                        let v: Vec<String> = c
+                            .chain
+                            .iter()
+                            .map(|l| l.rt_runtime_us.map_or("?".into(), |v| v.to_string()))
+                            .collect();
+                        format!("{}: cpu.rt_runtime_us root→leaf {}", c.path, v.join(" → "))
+                    })
+                    .collect();
+                Check::new(Group::Rt, ID, Status::Pass).evs(capped(ok, 8))
+            } else {
+                Check::new(Group::Rt, ID, Status::Fail)
+                    .ev(format!(
+                        "{} of {} container cgroups have cpu.rt_runtime_us = 0 on their chain: sched_setscheduler(SCHED_FIFO) fails with EPERM inside them",
+                        zero.len(),
+                        containers.len()
+                    ))
+                    .evs(capped(zero, 8))
+                    .fix("give every level of the chain an RT budget, parent first (e.g. echo 950000 > …/system.slice/cpu.rt_runtime_us, then the container's scope; docker run --cpu-rt-runtime=…)")
+            }
+        }
+        Tree::V2 { mount, containers } => {
+            let status = if rt.rt_group_sched.is_none() {
+                return Check::new(Group::Rt, ID, Status::NotApplicable)
+                    .ev(group)
+                    .ev(format!("cgroup v2 at {mount}: whether non-root cgroups may run SCHED_FIFO depends on CONFIG_RT_GROUP_SCHED"));
+            } else if containers.is_empty() {
+                Status::Warn
+            } else {
+                Status::Fail
+            };
+            let names: Vec<String> =
+                containers.iter().map(|c| format!("{c}: no RT budget (cgroup v2)")).collect();
+            Check::new(Group::Rt, ID, status)
+                .ev(group)
+                .evs(runtime)
+                .ev(format!("cgroup v2 at {mount} with RT group scheduling: no task outside the root cgroup can get SCHED_FIFO (EPERM), containers and services alike"))
+                .evs(capped(names, 8))
+                .fix("boot with rt_group_sched=0 (kernel 6.16+) or a kernel without CONFIG_RT_GROUP_SCHED; or run the RT task from the root cgroup")
+        }
     }
 }
 

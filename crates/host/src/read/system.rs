@@ -58,6 +58,8 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
 }
 
 fn cgroup(cx: &mut Ctx, host: &mut Host) {
+    host.cgroup.rt = crate::rt::containers(cx.root);
+    host.cgroup.containers = crate::containers::read(cx.root, &host.cgroup.rt);
     let Some(mounts) = cx.opt_text("cgroup.version", "proc/mounts") else {
         cx.unknown("cgroup.version", "proc/mounts", "not present".into());
         return;

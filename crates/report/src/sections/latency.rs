@@ -117,6 +117,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     let mut threads: Vec<&ThreadResult> = r.threads.iter().collect();
     threads.sort_by_key(|t| t.cpu);
 
+    let ran = r.ran_policy();
+    let not_rt = r.not_realtime();
     let mut headlines = Vec::new();
     let mut blocks = Vec::new();
     let run = format!(
@@ -142,6 +144,10 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         if v == Verdict::Pass && overruns > 0 && !noise {
             v = Verdict::Warn;
         }
+        // A real-time policy asked for and refused: the numbers are not a real-time claim.
+        if v == Verdict::Pass && not_rt.is_some() {
+            v = Verdict::Warn;
+        }
         let virt = ctx
             .virtualized
             .as_ref()
@@ -150,7 +156,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         headlines.push(Headline::new(
             v,
             format!(
-                "{title}: {} {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                "{title}: {}{} {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                r.not_realtime_short().map(|n| format!("{n} — ")).unwrap_or_default(),
                 if env.partial { "worst seen" } else { "worst" },
                 fmt_ns(max),
                 cpu_name(r, w),
@@ -171,11 +178,18 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         text: format!(
             "{}. Run: {run}. Verdict: every CPU's maximum must be strictly below {}.",
             if noise {
-                "Noise: gaps in a pinned busy loop (oslat semantics), i.e. time the CPU was taken away"
+                format!(
+                    "Noise: gaps in a pinned busy loop{} (oslat semantics), i.e. time the CPU was taken away",
+                    ran.map(|p| format!(" under {}", p.kernel_name())).unwrap_or_default()
+                )
             } else {
-                "Wake-up latency of a pinned SCHED_FIFO thread sleeping to an absolute deadline \
-                 (cyclictest semantics); overruns are wake-ups more than one interval late, which \
-                 cyclictest silently skips"
+                format!(
+                    "Wake-up latency of a pinned {}thread sleeping to an absolute deadline \
+                     (cyclictest semantics){}; overruns are wake-ups more than one interval late, \
+                     which cyclictest silently skips",
+                    ran.map(|p| format!("{} ", p.kernel_name())).unwrap_or_default(),
+                    not_rt.as_ref().map(|n| format!(" — {n}")).unwrap_or_default()
+                )
             },
             fmt_ns(thr)
         ),
@@ -229,7 +243,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             blocks.push(Block::Table(t));
         }
     }
-    blocks.push(super::ctx::run_conditions(&doc.source, env, load));
+    blocks.push(super::ctx::run_conditions(&doc.source, &ran_conditions(r, ran), load));
     vec![Section::new(id, title, headlines, blocks)]
 }
 
@@ -561,6 +575,21 @@ fn overlay_blocks(
             },
         }));
     }
+}
+
+/// The envelope whose run conditions say the policy that ran (an older result that recorded
+/// only the request gets `policy` = what ran and `requested_policy` = what it asked for).
+fn ran_conditions(r: &LatencyResult, ran: Option<util::sched::Policy>) -> results::Envelope {
+    let mut env = r.envelope.clone();
+    let asked = env.params.get("policy").and_then(Value::as_str).map(str::to_string);
+    if let (Some(ran), Some(asked), Some(o)) = (ran, asked, env.params.as_object_mut()) {
+        if asked != ran.as_str() {
+            o.insert("requested_policy".into(), asked.into());
+            o.insert("policy".into(), ran.as_str().into());
+            o.insert("priority".into(), Value::Null);
+        }
+    }
+    env
 }
 
 fn percentile_table(r: &LatencyResult, threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {

@@ -80,7 +80,7 @@ fn verify(h: &host::Host, p: &plan::Plan) -> verify::Report {
         irqbalance: None,
         window: None,
         allow: Vec::new(),
-        rt_runtime_chain: Vec::new(),
+        rt: host::rt::Containers::default(),
         files: Default::default(),
         sysctl_conf: Vec::new(),
         plan_arg: "plan.yaml".into(),

@@ -21,7 +21,9 @@ fn us(ns: u64) -> String {
 /// The per-CPU table of a timer or noise result.
 pub fn latency(r: &LatencyResult) -> String {
     let mut out = String::new();
-    if !r.realtime && r.envelope.kind == crate::Kind::Timer {
+    if let Some(short) = r.not_realtime_short() {
+        let _ = writeln!(out, "!! {short}: these are not real-time numbers");
+    } else if !r.realtime && r.envelope.kind == crate::Kind::Timer {
         out.push_str("!! NOT REAL-TIME: measured without SCHED_FIFO/mlockall; these are not real-time numbers\n");
     }
     if let Some(v) = &r.envelope.host.virtualization {
