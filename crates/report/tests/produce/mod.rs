@@ -358,6 +358,7 @@ fn scenario(f: &Fsync, secs: u64) -> Scenario {
             duration_ns: (secs - 4) * 1_000_000_000,
             sync_ns: None,
             unfinished: false,
+            ..Default::default()
         }),
         notes: f.mitigation.map(|m| vec![format!("{m} (restored)")]).unwrap_or_default(),
         histogram: h.to_data(),
