@@ -305,6 +305,14 @@ pub struct Workqueues {
     pub writeback: Option<CpuSet>,
     /// Per-workqueue `cpumask` under `/sys/devices/virtual/workqueue/*/`.
     pub per_workqueue: BTreeMap<String, CpuSet>,
+    /// `/sys/bus/workqueue/devices/writeback/numa` (`1`: a worker pool per NUMA node; kernels
+    /// before 6.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_numa: Option<String>,
+    /// `/sys/bus/workqueue/devices/writeback/affinity_scope` as read (`default (cache)`,
+    /// `system`; kernels 6.6 and later, where it replaces `numa`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_affinity_scope: Option<String>,
 }
 
 /// The sysctls that matter for latency, raw text trimmed; `None` = could not be read.

@@ -560,6 +560,9 @@ fn live_state() -> BTreeMap<String, String> {
         "/proc/irq/default_smp_affinity".into(),
         "/sys/devices/virtual/workqueue/cpumask".into(),
         "/sys/bus/workqueue/devices/writeback/cpumask".into(),
+        // The writeback pool scope goes with the workqueue masks (one of the two exists).
+        "/sys/bus/workqueue/devices/writeback/numa".into(),
+        "/sys/bus/workqueue/devices/writeback/affinity_scope".into(),
         "/proc/sys/kernel/timer_migration".into(),
         "/proc/sys/vm/stat_interval".into(),
     ];

@@ -133,6 +133,14 @@ pub struct PlanOptions {
     /// CPU vendor when known: picks the pstate / C-state arguments.
     #[serde(default)]
     pub cpu_vendor: Option<CpuVendor>,
+    /// Socket busy polling in µs (`net.core.busy_read` and `net.core.busy_poll`; PAO's Tuned
+    /// sets 50). Absent: left as the host has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_poll_us: Option<u64>,
+    /// A chosen idle limit in µs: the isolated CPUs use no idle state whose exit latency is
+    /// above it (deeper states disabled, PM QoS held). Replaces the power mode's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_limit_us: Option<u64>,
 }
 
 /// A closed set of names in the plan file: an enum serialized as its name, parsed from it
@@ -283,8 +291,16 @@ pub enum RuntimeItem {
     File { path: String, value: String, reason: String },
     /// CPU frequency governor on these CPUs.
     Governor { cpus: CpuSet, governor: String, reason: String },
-    /// Limit C-states on these CPUs to exit latency <= `max_latency_us` (0 = poll only).
-    IdleLimit { cpus: CpuSet, max_latency_us: u64, reason: String },
+    /// Limit C-states on these CPUs to exit latency <= `max_latency_us` (0 = poll only): the
+    /// per-CPU PM QoS request, and with `disable_states` every deeper cpuidle state switched
+    /// off too (`cpuidle/stateN/disable`, whatever the governor).
+    IdleLimit {
+        cpus: CpuSet,
+        max_latency_us: u64,
+        reason: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        disable_states: bool,
+    },
     /// Energy-performance bias (`power/energy_perf_bias`, 0 = performance … 15 = powersave)
     /// on these CPUs.
     EnergyPerfBias { cpus: CpuSet, value: String, reason: String },

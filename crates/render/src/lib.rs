@@ -223,7 +223,7 @@ pub fn render(
         Target::PerformanceProfile => {
             vec![openshift::performance_profile_file(plan, opts.role.as_deref())]
         }
-        Target::Systemd => vec![misc::systemd(plan)],
+        Target::Systemd => misc::systemd_files(plan),
         Target::Irqbalance => vec![misc::irqbalance(plan)],
         Target::K8sLatencyTest => k8s::render(plan, opts, &role(plan, opts)),
     })

@@ -67,6 +67,10 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
                 cpu.push("energy_perf_bias=performance".into());
                 cpu.push("min_perf_pct=100".into());
             }
+            RuntimeItem::IdleLimit { max_latency_us, disable_states: true, .. } => {
+                // A chosen limit: TuneD holds /dev/cpu_dma_latency at it.
+                cpu.push(format!("force_latency={max_latency_us}"));
+            }
             RuntimeItem::IdleLimit { max_latency_us, .. } => {
                 if *max_latency_us == 0 {
                     cpu.push("force_latency=0".into());
