@@ -108,7 +108,7 @@ fn input<'a>(h: &'a host::Host, p: &'a Plan) -> Input<'a> {
         irqbalance: None,
         window: None,
         allow: vec![],
-        rt_runtime_chain: vec![],
+        rt: host::rt::Containers::default(),
         files: Default::default(),
         sysctl_conf: vec![],
         plan_arg: "--plan p.yaml".into(),
