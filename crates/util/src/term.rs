@@ -64,6 +64,26 @@ pub fn sanitize(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A short excerpt of untrusted text for a message: [`sanitize`]d, at most `max` characters,
+/// cut with `…` and the original length in bytes when longer. Warnings and errors quote this,
+/// never a whole line or file, so a 200 MB line cannot become 200 MB of output.
+pub fn excerpt(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut cut = false;
+    for (n, c) in s.chars().enumerate() {
+        if n == max {
+            cut = true;
+            break;
+        }
+        out.push(c);
+    }
+    let mut out = sanitize(&out, false).into_owned();
+    if cut {
+        out.push_str(&format!("… ({} bytes)", s.len()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +95,13 @@ mod tests {
         assert_eq!(sanitize("a\nb", true), "a\nb");
         assert_eq!(sanitize("a\nb", false), "a\\nb");
         assert_eq!(sanitize("\x1b]0;title\x07", false), "\\u{1b}]0;title\\u{7}");
+    }
+
+    #[test]
+    fn excerpt_is_short_and_escaped() {
+        assert_eq!(excerpt("abc", 10), "abc");
+        assert_eq!(excerpt("\x1b[31mred", 4), "\\u{1b}[31… (8 bytes)");
+        let big = "\0".repeat(1 << 20);
+        assert!(excerpt(&big, 40).len() < 300);
     }
 }

@@ -127,7 +127,11 @@ impl<'a> Ctx<'a> {
         match crate::parse::int(&v) {
             Some(n) => Some(n),
             None => {
-                self.warn(path, Some(1), format!("expected a number, found {v:?}"));
+                self.warn(
+                    path,
+                    Some(1),
+                    format!("expected a number, found \"{}\"", util::term::excerpt(&v, 60)),
+                );
                 None
             }
         }

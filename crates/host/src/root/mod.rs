@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 pub use must_gather::{find_nodes, MustGatherError};
 pub use resolve::{lexical_target, normalize, Kind, Resolved};
-pub use tgz::TgzError;
+pub use tgz::{TgzError, MAX_FILE_BYTES, MAX_KEPT_BYTES, MAX_STREAM_BYTES};
 
 use crate::model::Source;
 
@@ -76,6 +76,19 @@ pub enum OpenError {
     Tgz(#[from] TgzError),
     #[error(transparent)]
     MustGather(#[from] MustGatherError),
+}
+
+impl util::exit::Classify for OpenError {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        match self {
+            // A path that does not exist is the caller's mistake; one that exists but cannot
+            // be read (EACCES, EIO, …) is a runtime failure of this machine.
+            OpenError::Missing { .. } => util::exit::ExitCode::Usage,
+            OpenError::Io { .. } => util::exit::ExitCode::Runtime,
+            OpenError::Tgz(e) => util::exit::Classify::exit_code(e),
+            OpenError::MustGather(e) => util::exit::Classify::exit_code(e),
+        }
+    }
 }
 
 /// One recorded access (for `lowlat snapshot`).
@@ -146,6 +159,9 @@ impl Root {
                 OpenError::Io { path: path.to_path_buf(), source: e }
             }
         })?;
+        if let Some(what) = tgz::special_kind(&meta.file_type()) {
+            return Err(TgzError::NotRegular { path: path.to_path_buf(), what }.into());
+        }
         if meta.is_dir() {
             Ok(Self {
                 backend: Backend::Dir(resolve::DirTree::new(path.to_path_buf())),
@@ -176,7 +192,7 @@ impl Root {
     /// fails with the list of nodes found.
     pub fn must_gather(dir: &Path, node: Option<&str>) -> Result<Self, OpenError> {
         let tgz_path = must_gather::locate(dir, node)?;
-        let tree = tgz::TgzTree::open(&tgz_path)?;
+        let tree = tgz::TgzTree::open_nofollow(&tgz_path)?;
         Ok(Self {
             backend: Backend::Tgz(tree),
             source: Source {
