@@ -23,11 +23,13 @@ struct Run {
     code: Option<i32>,
     signal: Option<i32>,
     rss_kib: i64,
+    secs: f64,
     stdout: String,
     stderr: String,
 }
 
 /// Run `lowlat ARGS` with a timeout, measuring the child's peak RSS (`wait4`).
+#[allow(clippy::zombie_processes, reason = "reaped by wait4, which also gives the peak RSS")]
 fn lowlat(args: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let (out, err) = (dir.path().join("out"), dir.path().join("err"));
@@ -64,6 +66,7 @@ fn lowlat(args: &[&str]) -> Run {
         code: status.code(),
         signal: status.signal(),
         rss_kib,
+        secs: start.elapsed().as_secs_f64(),
         stdout: read(&out),
         stderr: read(&err),
     }
@@ -71,6 +74,15 @@ fn lowlat(args: &[&str]) -> Run {
 
 /// The promises every run keeps, whatever the input.
 fn check(r: &Run, args: &[&str], code: i32) {
+    // The campaign's figures (`cargo test … -- --nocapture`).
+    let shown: Vec<String> = args.iter().map(|a| util_excerpt(a)).collect();
+    eprintln!(
+        "campaign: lowlat {}: exit {:?}, {} MiB RSS, {:.2} s",
+        shown.join(" "),
+        r.code,
+        r.rss_kib / 1024,
+        r.secs
+    );
     assert_eq!(r.signal, None, "lowlat {args:?} died of a signal: {r:?}");
     assert!(!r.stderr.contains("panicked"), "lowlat {args:?} panicked: {}", r.stderr);
     assert!(
@@ -81,10 +93,16 @@ fn check(r: &Run, args: &[&str], code: i32) {
     assert_eq!(r.code, Some(code), "lowlat {args:?}: {}", r.stderr);
     for (name, text) in [("stdout", &r.stdout), ("stderr", &r.stderr)] {
         assert!(
-            !text.contains(|c: char| c == '\x1b' || c == '\x07' || c == '\u{9b}'),
+            !text.contains(['\x1b', '\x07', '\u{9b}']),
             "lowlat {args:?} printed a raw control byte on {name}"
         );
     }
+}
+
+/// A short printable form of an argument (temporary paths shortened, controls escaped).
+fn util_excerpt(a: &str) -> String {
+    let a = a.rsplit('/').next().unwrap_or(a);
+    a.escape_debug().to_string()
 }
 
 fn header(path: &str, size: u64) -> tar::Header {
