@@ -10,14 +10,38 @@ mod resolve;
 mod tgz;
 
 use std::fmt;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use must_gather::{find_nodes, MustGatherError};
 pub use resolve::{lexical_target, normalize, Kind, Resolved};
-pub use tgz::{TgzError, MAX_FILE_BYTES, MAX_KEPT_BYTES, MAX_STREAM_BYTES};
+pub use tgz::TgzError;
 
 use crate::model::Source;
+
+/// The largest file read from a snapshot, archive or directory (kernel files are a few KiB;
+/// `/proc/interrupts` of a big machine a few MiB). A bigger file reads as refused.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// The most an archive may keep in memory: files, plus names and a fixed cost per entry.
+pub const MAX_KEPT_BYTES: u64 = 128 << 20;
+/// The most an archive may unpack to (the tar stream after gzip), kept or not.
+pub const MAX_STREAM_BYTES: u64 = 1 << 30;
+
+/// What a non-regular, non-directory file is, for messages.
+pub(crate) fn special_kind(ft: &std::fs::FileType) -> Option<&'static str> {
+    Some(if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        return None;
+    })
+}
 
 /// Why a file could not be read. Missing files are normal (containers, old kernels,
 /// must-gathers): callers turn them into "unknown".
@@ -159,7 +183,7 @@ impl Root {
                 OpenError::Io { path: path.to_path_buf(), source: e }
             }
         })?;
-        if let Some(what) = tgz::special_kind(&meta.file_type()) {
+        if let Some(what) = special_kind(&meta.file_type()) {
             return Err(TgzError::NotRegular { path: path.to_path_buf(), what }.into());
         }
         if meta.is_dir() {

@@ -309,13 +309,13 @@ impl DirTree {
         // ends, and neither is something a snapshot holds.
         let ft = file.metadata().map_err(|e| ReadError::from_io(rel, &e))?.file_type();
         if !ft.is_file() {
-            let what = super::tgz::special_kind(&ft).unwrap_or("a directory");
+            let what = super::special_kind(&ft).unwrap_or("a directory");
             return Err(ReadError::Refused {
                 path: rel.to_string(),
                 message: format!("{what}, not a regular file"),
             });
         }
-        let cap = super::tgz::MAX_FILE_BYTES;
+        let cap = super::MAX_FILE_BYTES;
         let data = read_file(std::io::Read::take(file, cap + 1), one_record)
             .map_err(|e| ReadError::from_io(rel, &e))?;
         if data.len() as u64 > cap {

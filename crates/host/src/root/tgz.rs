@@ -14,20 +14,13 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::resolve::{lexical_target, resolve, Kind};
-use super::ReadError;
+use super::{special_kind, ReadError, MAX_FILE_BYTES, MAX_KEPT_BYTES, MAX_STREAM_BYTES};
 
-/// The largest file kept from an archive (kernel files are a few KiB; `/proc/interrupts` of a
-/// big machine a few MiB). A bigger file reads as refused.
-pub const MAX_FILE_BYTES: u64 = 16 << 20;
-/// The most an archive may keep in memory: files, plus names and a fixed cost per entry.
-pub const MAX_KEPT_BYTES: u64 = 128 << 20;
-/// The most an archive may unpack to (the tar stream after gzip), kept or not.
-pub const MAX_STREAM_BYTES: u64 = 1 << 30;
 /// The longest entry name or link target (PATH_MAX).
 const MAX_NAME_BYTES: u64 = 4096;
 /// The largest pax extended header.
@@ -76,21 +69,6 @@ impl util::exit::Classify for TgzError {
             _ => util::exit::ExitCode::Usage,
         }
     }
-}
-
-/// What a non-regular, non-directory file is, for messages.
-pub(super) fn special_kind(ft: &std::fs::FileType) -> Option<&'static str> {
-    Some(if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        return None;
-    })
 }
 
 #[derive(Debug, Clone)]
