@@ -23,7 +23,7 @@ fn header(plan: &Plan, what: &str) -> String {
     )
 }
 
-fn sh_quote(s: &str) -> String {
+pub(crate) fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
