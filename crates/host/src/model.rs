@@ -439,6 +439,33 @@ pub struct Warning {
 }
 
 impl Host {
+    /// The same model with every string (values and map keys) made safe for a terminal
+    /// (`util::term::sanitize`): what the text views draw, so a CPU model holding `ESC[31m`
+    /// or a process name holding an OSC sequence prints as visible escapes. The JSON output
+    /// keeps the raw values (JSON escapes them itself).
+    pub fn for_terminal(&self) -> Host {
+        fn walk(v: serde_json::Value) -> serde_json::Value {
+            use serde_json::Value;
+            match v {
+                Value::String(s) => Value::String(util::term::sanitize(&s, false).into_owned()),
+                Value::Array(a) => Value::Array(a.into_iter().map(walk).collect()),
+                Value::Object(m) => Value::Object(
+                    m.into_iter()
+                        .map(|(k, v)| (util::term::sanitize(&k, false).into_owned(), walk(v)))
+                        .collect(),
+                ),
+                other => other,
+            }
+        }
+        // Every field round-trips through serde (the snapshot tests prove it); should one
+        // ever not, the view falls back to the raw model rather than failing.
+        serde_json::to_value(self)
+            .ok()
+            .map(walk)
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_else(|| self.clone())
+    }
+
     /// Online CPUs, falling back to the CPUs found in the topology.
     pub fn online_cpus(&self) -> CpuSet {
         self.cpus.online.clone().unwrap_or_else(|| {

@@ -38,7 +38,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let st = report::term::Style::detect();
         let view = report::inspect_view::ViewOptions { cpu: args.cpu, containers: args.containers };
         super::common::Output::Stdout
-            .write(report::inspect_view::render(&h, &view, &st).as_bytes())?;
+            .write(report::inspect_view::render(&h.for_terminal(), &view, &st).as_bytes())?;
     }
     Ok(ExitCode::Ok)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use verify::{render, Allow};
 
-use super::common::{HostArgs, JsonArg, Output};
+use super::common::{HostArgs, JsonArg};
 use crate::exit::ExitCode;
 
 /// Arguments of `lowlat verify`.
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // With the JSON on stdout the table is left out (`lowlat check` keeps stderr for errors).
     if !args.json.to_stdout() {
-        Output::Stdout.write(render::terminal(&verified).as_bytes())?;
+        super::common::print_view(render::terminal(&verified))?;
     }
     Ok(if verified.report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })
 }
