@@ -14,6 +14,7 @@ pub mod ppc;
 pub mod request;
 pub mod rules;
 pub mod summary;
+pub mod validate;
 
 pub use build::{default_plan, make_plan, PlanRequest};
 pub use error::{PlanError, UnknownName};

@@ -42,26 +42,36 @@ impl Plan {
         Self::from_yaml(&text, &what)
     }
 
-    /// Parse a plan file; `what` names it in errors. A newer `schema_version` is refused.
+    /// Parse and check a plan file; `what` names it in errors. A newer or zero
+    /// `schema_version`, an unknown field (named with the nearest valid one), a deeply nested
+    /// file and a plan that breaks a rule of [`Plan::validate`] are refused; `kernel_args` is
+    /// derived from the sets and options, whatever the file says.
     pub fn from_yaml(text: &str, what: &str) -> Result<Plan, crate::PlanError> {
-        let value: serde_norway::Value = serde_norway::from_str(text)
-            .map_err(|e| crate::PlanError::File(format!("{what}: not YAML: {e}")))?;
+        let file = |e: String| crate::PlanError::File(format!("{what}: {e}"));
+        crate::validate::check_nesting(text).map_err(|e| file(format!("not a plan file: {e}")))?;
+        let value: serde_norway::Value =
+            serde_norway::from_str(text).map_err(|e| file(format!("not YAML: {e}")))?;
         let version = value.get("schema_version").and_then(serde_norway::Value::as_u64);
         match version {
             None => {
-                return Err(crate::PlanError::File(format!(
-                    "{what}: no `schema_version` field; this is not a lowlat plan file (make one with `lowlat plan -o plan.yaml`)"
-                )))
+                return Err(file(
+                    "no `schema_version` field; this is not a lowlat plan file (make one with `lowlat plan -o plan.yaml`)".into()
+                ))
             }
             Some(v) if v > u64::from(SCHEMA_VERSION) => {
-                return Err(crate::PlanError::File(format!(
-                    "{what}: plan schema_version {v} is newer than this lowlat understands ({SCHEMA_VERSION}); upgrade lowlat or re-create the plan with this version's `lowlat plan`"
+                return Err(file(format!(
+                    "plan schema_version {v} is newer than this lowlat understands ({SCHEMA_VERSION}); upgrade lowlat or re-create the plan with this version's `lowlat plan`"
                 )))
             }
             Some(_) => {}
         }
-        serde_norway::from_value(value)
-            .map_err(|e| crate::PlanError::File(format!("{what}: invalid plan: {e}")))
+        let mut plan: Plan = serde_norway::from_value(value).map_err(|e| {
+            file(format!("invalid plan: {}", crate::validate::suggest(&e.to_string())))
+        })?;
+        plan.kernel_args =
+            crate::rules::derived_kernel_args(&plan.reserved, &plan.isolated, &plan.options);
+        plan.validate().map_err(|p| file(format!("invalid plan: {p}")))?;
+        Ok(plan)
     }
 
     /// Every CPU with a role (reserved ∪ isolated ∪ offlined).
@@ -71,6 +81,7 @@ impl Plan {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Plan {
     pub schema_version: u32,
     /// Profile / role name (`performance`, `worker-cnf`, …).
@@ -84,7 +95,9 @@ pub struct Plan {
     /// CPUs to take offline.
     pub offlined: CpuSet,
     pub options: PlanOptions,
-    /// Boot-time kernel arguments, in render order.
+    /// Boot-time kernel arguments, in render order. Derived from the sets and options when a
+    /// plan file is read (written for the reader; what a file says here is not used).
+    #[serde(default)]
     pub kernel_args: Vec<KernelArg>,
     /// Runtime knobs `apply` sets and `verify` checks.
     pub runtime: Vec<RuntimeItem>,
@@ -96,6 +109,7 @@ pub struct Plan {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanOptions {
     /// Which partitioner made the sets.
     pub style: Style,
@@ -240,6 +254,7 @@ closed_set! {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HugepageRequest {
     /// `2M`, `1G`.
     pub size: String,
@@ -249,6 +264,7 @@ pub struct HugepageRequest {
 
 /// One kernel argument with why it is there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KernelArg {
     pub key: String,
     pub value: Option<String>,
@@ -268,7 +284,7 @@ impl KernelArg {
 /// One runtime knob: what to set, to what, why. `apply` turns these into journaled writes;
 /// `verify` checks their effect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RuntimeItem {
     /// Move every movable IRQ, and the default IRQ mask, to these CPUs.
     IrqAffinity { cpus: CpuSet, reason: String },
@@ -328,7 +344,14 @@ rationale: []
 
     #[test]
     fn options_serialize_to_the_same_strings() {
-        let plan = Plan::from_yaml(PLAN, "plan.yaml").unwrap();
+        // kernel_args is derived on reading: compare the rest byte for byte.
+        let read = |text: &str| {
+            let mut p = Plan::from_yaml(text, "plan.yaml").unwrap();
+            assert!(!p.kernel_args.is_empty());
+            p.kernel_args.clear();
+            p
+        };
+        let plan = read(PLAN);
         assert_eq!(plan.options.style, Style::Ppc);
         assert_eq!(plan.options.power, Power::UltraLowLatency);
         assert_eq!(plan.options.topology_policy, Some(TopologyPolicy::SingleNumaNode));
@@ -356,7 +379,7 @@ rationale: []
         for (key, values) in sets {
             for value in values {
                 let text = with(key, value);
-                let back = Plan::from_yaml(&text, "plan.yaml").unwrap().to_yaml().unwrap();
+                let back = read(&text).to_yaml().unwrap();
                 assert_eq!(back, text, "{key}: {value}");
             }
         }
