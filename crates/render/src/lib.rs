@@ -9,6 +9,7 @@ pub mod files;
 pub mod k8s;
 pub mod misc;
 pub mod openshift;
+pub mod quote;
 pub mod tuned;
 pub mod yaml;
 

@@ -84,8 +84,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         (None, Some(entry)) if args.target == Target::Bls => {
-            let backup = files::patch_in_place(entry, &rendered)?;
-            println!("patched {} (backup {})", entry.display(), backup.display());
+            let (backup, wrote) = files::patch_in_place(entry, &rendered)?;
+            let kept = if wrote { "" } else { ", the first one, kept" };
+            println!("patched {} (backup {}{kept})", entry.display(), backup.display());
         }
         _ => print!("{}", render::listing(&rendered)),
     }
