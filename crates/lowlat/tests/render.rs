@@ -248,6 +248,14 @@ fn a_plan_file_is_checked_before_anything_is_rendered() {
                 .stderr(predicate::str::contains(want).and(predicate::str::contains("bad.yaml")));
         }
     }
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["openshift", "--role", "x;touch PWNED", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`x;touch PWNED` holds `;`"));
     assert!(
         !out.exists()
             && !dir.path().join("ESCAPED").exists()

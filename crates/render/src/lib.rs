@@ -140,6 +140,26 @@ impl Default for RenderOptions {
     }
 }
 
+impl RenderOptions {
+    /// The names the options carry into manifests and scripts (role, namespace, RuntimeClass)
+    /// hold only letters, digits, `.`, `_` and `-`: checked where they come in, as the plan's
+    /// names are (each is quoted at its sink too).
+    pub fn check(&self) -> Result<(), RenderError> {
+        let names = [
+            ("role", self.role.as_deref(), 253),
+            ("namespace", Some(self.namespace.as_str()), 63),
+            ("RuntimeClass", self.runtime_class.as_deref(), 253),
+        ];
+        for (what, value, max) in names {
+            if let Some(v) = value {
+                plan::validate::check_name(what, v, max)
+                    .map_err(|p| input_error(p.problem.clone(), format!("{} ({what})", p.fix)))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A render that cannot be done.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {

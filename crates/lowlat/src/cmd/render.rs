@@ -76,6 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runtime_class: args.runtime_class,
         rt_packages: args.rt_packages,
     };
+    opts.check()?;
     let rendered = render::render(&plan, args.target, &opts)?;
     match (&args.output, &args.input) {
         (Some(dir), _) => {
