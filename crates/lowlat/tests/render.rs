@@ -285,3 +285,47 @@ fn a_plan_file_is_checked_before_anything_is_rendered() {
             .and(predicate::str::contains("nohz_full=1 ").not()),
     );
 }
+
+#[test]
+fn latency_test_image_pool_and_runtime_class_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    let name = format!(
+        "image: {}:{}",
+        include_str!("../../../image/NAME").trim(),
+        env!("CARGO_PKG_VERSION")
+    );
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .arg("k8s-latency-test")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains(name)
+                .and(predicate::str::contains("runtimeClassName: performance-lowlat"))
+                .and(predicate::str::contains("serviceAccountName: lowlat-latency-test"))
+                .and(predicate::str::contains("kubernetes.io/hostname: worker1")),
+        );
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["k8s-latency-test", "--runtime-class", "", "--image", "reg.example/lowlat:1"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("runtimeClassName")
+                .not()
+                .and(predicate::str::contains("image: reg.example/lowlat:1")),
+        );
+    // One default pool: the openshift target and the PerformanceProfile agree on worker-cnf.
+    for target in ["openshift", "performance-profile"] {
+        lowlat()
+            .args(["render", "--plan"])
+            .arg(&plan)
+            .arg(target)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("machineconfiguration.openshift.io/role: worker-cnf"));
+    }
+}

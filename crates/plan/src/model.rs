@@ -140,7 +140,8 @@ pub struct PlanOptions {
     /// PerformanceProfile `net.userLevelNetworking`, when given.
     #[serde(default)]
     pub user_level_networking: Option<bool>,
-    /// Emit `workloadHints` in a PerformanceProfile (PPC does when a power mode is given).
+    /// Emit `workloadHints` in a PerformanceProfile (NTO's PPC always does; plans written for
+    /// PAO-era PPC, which wrote them only with a power mode, may say false).
     #[serde(default)]
     pub workload_hints: bool,
     /// CPU vendor when known: picks the pstate / C-state arguments.

@@ -5,6 +5,7 @@
 //! `core_id`. Error texts are PPC's own.
 
 pub mod args;
+pub mod info;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -30,6 +30,18 @@ pub enum Source {
     MustGather { dir: PathBuf, node: Option<String> },
 }
 
+impl Source {
+    /// The source a user's options name: a must-gather (with its node) wins over a snapshot,
+    /// as PPC's flag does; neither is the live host.
+    pub fn pick(must_gather: Option<PathBuf>, node: Option<String>, root: Option<PathBuf>) -> Self {
+        match (must_gather, root) {
+            (Some(dir), _) => Source::MustGather { dir, node },
+            (None, Some(root)) => Source::Root(root),
+            (None, None) => Source::Live,
+        }
+    }
+}
+
 /// A plan request as the user gave it.
 #[derive(Debug, Clone, Default)]
 pub struct Request {
@@ -252,9 +264,10 @@ impl Request {
                 mcp_name: t.pool.as_ref().map(|(p, _)| p.name.clone()).or(self.pool),
                 node_selector,
                 mcp_selector,
-                user_level_networking: self.user_level_networking,
-                // PAO-era PPC writes workload hints only when a power mode is given.
-                workload_hints: !ppc || self.power.is_some(),
+                // NTO's PPC always writes `net.userLevelNetworking` (its flag defaults to
+                // false) and the three workload hints (`makePerformanceProfileFrom`).
+                user_level_networking: self.user_level_networking.or(ppc.then_some(false)),
+                workload_hints: true,
                 cpu_vendor: None,
             },
             partition: PartitionRequest {

@@ -55,3 +55,27 @@ fn ppc_cpu_sets_match_the_fixtures() {
     );
     assert_eq!(case(&w1, 4, true, false), ("0-1,40-41".into(), "2-39,42-79".into()));
 }
+
+/// PPC's `info --json` for every must-gather of NTO's fixture set, compared typed and whole
+/// (as NTO's "describe the cluster from must-gather data in info mode" test does).
+#[test]
+fn ppc_info_matches_ntos_expected_json() {
+    use plan::ppc::info::{cluster_info, PoolInfo};
+    let nto = testdata_dir().join("fixtures/nto");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(nto.join("must-gather")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let want_text =
+            std::fs::read_to_string(nto.join("ppc-expected-info").join(format!("{name}.json")))
+                .unwrap();
+        let want: Vec<PoolInfo> = serde_json::from_str(&want_text).unwrap();
+        let got = cluster_info(&dir).unwrap();
+        // Through JSON and back, as NTO's test reads PPC's output.
+        let got: Vec<PoolInfo> =
+            serde_json::from_str(&serde_json::to_string(&got).unwrap()).unwrap();
+        assert_eq!(got, want, "{name}");
+        seen += 1;
+    }
+    assert_eq!(seen, 2, "NTO's fixture set has two must-gathers");
+}

@@ -39,6 +39,11 @@ fn one_line(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 
+/// A POSIX shell word (see [`quote::sh`]).
+pub(crate) fn sh_quote(s: &str) -> String {
+    quote::sh(s)
+}
+
 /// `grubby` for every installed kernel (grubby replaces the value of a key that exists).
 pub fn grubby(plan: &Plan) -> OutFile {
     let mut s = String::from("#!/bin/sh\n");

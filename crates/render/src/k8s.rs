@@ -1,13 +1,25 @@
 //! Kubernetes latency test: a Job running `lowlat measure timer` in a Guaranteed, privileged
 //! pod on isolated CPUs (the seed's cyclictest pod, with the CRI-O annotations that turn off
-//! load balancing, CFS quota and IRQ balancing for its CPUs), results on a hostPath, and a
-//! load Deployment filling the other isolated CPUs like the seed's stress-ng pods.
+//! load balancing, CFS quota and IRQ balancing for its CPUs), its JSON result and
+//! cyclictest-compatible text (`# Max Latencies:` for `grep Latencies`) on a hostPath; a
+//! namespace labelled for privileged pods with a ServiceAccount bound to OpenShift's
+//! privileged SCC; and a load Deployment sized from the plan to leave the test's CPUs free,
+//! on the test's node. `apply.sh` applies them in order.
 
 use plan::Plan;
 use serde_norway::Value;
 
 use crate::yaml::{b, docs, int, map, s, seq};
 use crate::{OutFile, RenderOptions};
+
+/// The test pod's ServiceAccount.
+pub const SERVICE_ACCOUNT: &str = "lowlat-latency-test";
+
+/// The ClusterRole OpenShift grants `use` of the privileged SCC with.
+pub const PRIVILEGED_SCC_ROLE: &str = "system:openshift:scc:privileged";
+
+/// CPUs left to the node's own pods (DaemonSets' CPU requests come out of the shared pool).
+pub const LOAD_HEADROOM_CPUS: usize = 1;
 
 fn guaranteed(cpus: usize, memory: &str) -> Value {
     let r = || map(vec![("cpu", s(cpus.to_string())), ("memory", s(memory))]);
@@ -23,15 +35,94 @@ pub fn test_cpus(plan: &Plan, opts: &RenderOptions) -> usize {
     }
 }
 
-/// The Job and the load Deployment.
+/// One-CPU load pods: the isolated (allocatable) CPUs less the test's and the headroom.
+pub fn load_replicas(plan: &Plan, opts: &RenderOptions) -> usize {
+    plan.isolated.len().saturating_sub(test_cpus(plan, opts) + LOAD_HEADROOM_CPUS)
+}
+
+/// The node selector both pods use: the plan's node when it names one (so the load runs
+/// beside the test), else the role's label.
+fn pod_node_selector(plan: &Plan, role: &str) -> (String, String) {
+    match &plan.host {
+        Some(h) => ("kubernetes.io/hostname".into(), h.clone()),
+        None => plan
+            .options
+            .node_selector
+            .clone()
+            .unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new())),
+    }
+}
+
+/// Namespace (PodSecurity `privileged`), ServiceAccount, RoleBinding to the privileged SCC.
+fn access(ns: &str) -> Vec<Value> {
+    let privileged = || s("privileged");
+    let namespace = map(vec![
+        ("apiVersion", s("v1")),
+        ("kind", s("Namespace")),
+        (
+            "metadata",
+            map(vec![
+                ("name", s(ns)),
+                (
+                    "labels",
+                    map(vec![
+                        ("pod-security.kubernetes.io/enforce", privileged()),
+                        ("pod-security.kubernetes.io/audit", privileged()),
+                        ("pod-security.kubernetes.io/warn", privileged()),
+                        ("security.openshift.io/scc.podSecurityLabelSync", s("false")),
+                    ]),
+                ),
+            ]),
+        ),
+    ]);
+    let meta = |name: &str| map(vec![("name", s(name)), ("namespace", s(ns))]);
+    let sa = map(vec![
+        ("apiVersion", s("v1")),
+        ("kind", s("ServiceAccount")),
+        ("metadata", meta(SERVICE_ACCOUNT)),
+    ]);
+    let binding = map(vec![
+        ("apiVersion", s("rbac.authorization.k8s.io/v1")),
+        ("kind", s("RoleBinding")),
+        ("metadata", meta("lowlat-latency-test-privileged-scc")),
+        (
+            "roleRef",
+            map(vec![
+                ("apiGroup", s("rbac.authorization.k8s.io")),
+                ("kind", s("ClusterRole")),
+                ("name", s(PRIVILEGED_SCC_ROLE)),
+            ]),
+        ),
+        (
+            "subjects",
+            seq(vec![map(vec![
+                ("kind", s("ServiceAccount")),
+                ("name", s(SERVICE_ACCOUNT)),
+                ("namespace", s(ns)),
+            ])]),
+        ),
+    ]);
+    vec![namespace, sa, binding]
+}
+
+/// The pod's script: split its exclusive CPUs (the first runs the main thread), measure,
+/// keep the JSON and cyclictest's text side by side, show the text in the log.
+const SCRIPT: &str = concat!(
+    "allowed=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)\n",
+    "main=$(echo \"$allowed\" | awk -F'[,-]' '{print $1}')\n",
+    "measured=$(echo \"$allowed\" | awk -v m=\"$main\" 'BEGIN{RS=\",\"} {n=split($0,r,\"-\"); a=r[1]+0; b=(n>1?r[2]:r[1])+0; for(i=a;i<=b;i++) if(i!=m) printf \"%s%d\", (c++?\",\":\"\"), i}')\n",
+    "base=\"/results/timer-$NODE_NAME-$(date +%Y%m%dT%H%M%S)\"\n",
+    "lowlat measure timer -a \"$measured\" --main-cpu \"$main\" -D \"$LATENCY_TEST_RUNTIME\" --threshold \"$MAXIMUM_LATENCY\" --cyclictest --json \"$base.json\" > \"$base.out\"\n",
+    "rc=$?\n",
+    "cat \"$base.out\"\n",
+    "exit $rc\n"
+);
+
+/// The namespace and its access, the load Deployment, the Job and the apply order.
 pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
-    let (nk, nv) = plan
-        .options
-        .node_selector
-        .clone()
-        .unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new()));
+    let (nk, nv) = pod_node_selector(plan, role);
     let runtime_class =
-        opts.runtime_class.clone().unwrap_or_else(|| format!("performance-{}", plan.name));
+        opts.runtime_class.clone().unwrap_or_else(|| crate::openshift::runtime_class_name(plan));
     let cpus = test_cpus(plan, opts);
     let ns = opts.namespace.clone();
     let annotations = map(vec![
@@ -39,13 +130,6 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
         ("cpu-quota.crio.io", s("disable")),
         ("irq-load-balancing.crio.io", s("disable")),
     ]);
-    // The pod's exclusive CPUs: the first holds the main thread, the rest are measured.
-    let script = concat!(
-        "allowed=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)\n",
-        "main=$(echo \"$allowed\" | awk -F'[,-]' '{print $1}')\n",
-        "measured=$(echo \"$allowed\" | awk -v m=\"$main\" 'BEGIN{RS=\",\"} {n=split($0,r,\"-\"); a=r[1]+0; b=(n>1?r[2]:r[1])+0; for(i=a;i<=b;i++) if(i!=m) printf \"%s%d\", (c++?\",\":\"\"), i}')\n",
-        "exec lowlat measure timer -a \"$measured\" --main-cpu \"$main\" -D \"$LATENCY_TEST_RUNTIME\" --threshold \"$MAXIMUM_LATENCY\" --json \"/results/timer-$NODE_NAME-$(date +%Y%m%dT%H%M%S).json\"\n"
-    );
     let job = map(vec![
         ("apiVersion", s("batch/v1")),
         ("kind", s("Job")),
@@ -66,74 +150,88 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
                         ),
                         (
                             "spec",
-                            map(vec![
-                                ("restartPolicy", s("Never")),
-                                ("runtimeClassName", s(runtime_class)),
-                                ("nodeSelector", map(vec![(nk.clone(), s(nv.clone()))])),
-                                (
-                                    "containers",
-                                    seq(vec![map(vec![
-                                        ("name", s("timer")),
-                                        ("image", s(opts.image.clone())),
-                                        ("command", seq(vec![s("/bin/sh"), s("-c"), s(script)])),
-                                        (
-                                            "env",
-                                            seq(vec![
-                                                map(vec![
-                                                    ("name", s("LATENCY_TEST_RUNTIME")),
-                                                    ("value", s(opts.duration.clone())),
-                                                ]),
-                                                map(vec![
-                                                    ("name", s("MAXIMUM_LATENCY")),
-                                                    ("value", s(opts.max_latency_us.to_string())),
-                                                ]),
-                                                map(vec![
-                                                    ("name", s("NODE_NAME")),
-                                                    (
-                                                        "valueFrom",
-                                                        map(vec![(
-                                                            "fieldRef",
+                            map({
+                                let mut spec = vec![
+                                    ("restartPolicy", s("Never")),
+                                    ("serviceAccountName", s(SERVICE_ACCOUNT)),
+                                ];
+                                if !runtime_class.is_empty() {
+                                    spec.push(("runtimeClassName", s(runtime_class)));
+                                }
+                                spec.push(("nodeSelector", map(vec![(nk.clone(), s(nv.clone()))])));
+                                spec.extend(vec![
+                                    (
+                                        "containers",
+                                        seq(vec![map(vec![
+                                            ("name", s("timer")),
+                                            ("image", s(opts.image.clone())),
+                                            (
+                                                "command",
+                                                seq(vec![s("/bin/sh"), s("-c"), s(SCRIPT)]),
+                                            ),
+                                            (
+                                                "env",
+                                                seq(vec![
+                                                    map(vec![
+                                                        ("name", s("LATENCY_TEST_RUNTIME")),
+                                                        ("value", s(opts.duration.clone())),
+                                                    ]),
+                                                    map(vec![
+                                                        ("name", s("MAXIMUM_LATENCY")),
+                                                        (
+                                                            "value",
+                                                            s(opts.max_latency_us.to_string()),
+                                                        ),
+                                                    ]),
+                                                    map(vec![
+                                                        ("name", s("NODE_NAME")),
+                                                        (
+                                                            "valueFrom",
                                                             map(vec![(
-                                                                "fieldPath",
-                                                                s("spec.nodeName"),
+                                                                "fieldRef",
+                                                                map(vec![(
+                                                                    "fieldPath",
+                                                                    s("spec.nodeName"),
+                                                                )]),
                                                             )]),
-                                                        )]),
-                                                    ),
+                                                        ),
+                                                    ]),
                                                 ]),
-                                            ]),
-                                        ),
-                                        ("resources", guaranteed(cpus, "1Gi")),
-                                        ("securityContext", map(vec![("privileged", b(true))])),
-                                        (
-                                            "volumeMounts",
-                                            seq(vec![map(vec![
-                                                ("mountPath", s("/results")),
-                                                ("name", s("results")),
-                                            ])]),
-                                        ),
-                                    ])]),
-                                ),
-                                (
-                                    "volumes",
-                                    seq(vec![map(vec![
-                                        ("name", s("results")),
-                                        (
-                                            "hostPath",
-                                            map(vec![
-                                                ("path", s("/var/lib/lowlat/results")),
-                                                ("type", s("DirectoryOrCreate")),
-                                            ]),
-                                        ),
-                                    ])]),
-                                ),
-                            ]),
+                                            ),
+                                            ("resources", guaranteed(cpus, "1Gi")),
+                                            ("securityContext", map(vec![("privileged", b(true))])),
+                                            (
+                                                "volumeMounts",
+                                                seq(vec![map(vec![
+                                                    ("mountPath", s("/results")),
+                                                    ("name", s("results")),
+                                                ])]),
+                                            ),
+                                        ])]),
+                                    ),
+                                    (
+                                        "volumes",
+                                        seq(vec![map(vec![
+                                            ("name", s("results")),
+                                            (
+                                                "hostPath",
+                                                map(vec![
+                                                    ("path", s("/var/lib/lowlat/results")),
+                                                    ("type", s("DirectoryOrCreate")),
+                                                ]),
+                                            ),
+                                        ])]),
+                                    ),
+                                ]);
+                                spec
+                            }),
                         ),
                     ]),
                 ),
             ]),
         ),
     ]);
-    let load_replicas = plan.isolated.len().saturating_sub(cpus) as u64;
+    let load_replicas = load_replicas(plan, opts) as u64;
     let load = map(vec![
         ("apiVersion", s("apps/v1")),
         ("kind", s("Deployment")),
@@ -150,27 +248,23 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
                         (
                             "spec",
                             map(vec![
-                                ("nodeSelector", map(vec![(nk, s(nv))])),
+                                ("nodeSelector", map(vec![(nk.clone(), s(nv.clone()))])),
                                 (
                                     "containers",
                                     seq(vec![map(vec![
-                                        ("name", s("stress")),
+                                        ("name", s("load")),
                                         ("image", s(opts.image.clone())),
+                                        // busybox's dd: one CPU busy copying memory (the
+                                        // image holds lowlat and busybox, no stress-ng)
                                         (
                                             "command",
                                             seq(vec![
-                                                s("stress-ng"),
-                                                s("--cpu"),
-                                                s("1"),
-                                                s("--vm"),
-                                                s("1"),
-                                                s("--vm-bytes"),
-                                                s("128M"),
-                                                s("--timeout"),
-                                                s("0"),
+                                                s("/bin/sh"),
+                                                s("-c"),
+                                                s("exec dd if=/dev/zero of=/dev/null bs=4M"),
                                             ]),
                                         ),
-                                        ("resources", guaranteed(1, "256Mi")),
+                                        ("resources", guaranteed(1, "64Mi")),
                                     ])]),
                                 ),
                             ]),
@@ -180,20 +274,22 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
             ]),
         ),
     ]);
-    let ns_doc = map(vec![
-        ("apiVersion", s("v1")),
-        ("kind", s("Namespace")),
-        ("metadata", map(vec![("name", s(ns))])),
-    ]);
     let h = format!(
-        "lowlat plan `{}`: latency test on {cpus} isolated CPU{} (one runs the main thread) for {} (threshold {} us), load on the other {load_replicas}.\nStart the load first (kubectl apply -f load.yaml), then the test; results land in /var/lib/lowlat/results on the node.",
+        "lowlat plan `{}`: latency test on {cpus} isolated CPU{} (one runs the main thread) for {} (threshold {} us) on {nk}={nv}; load on {load_replicas} more, {LOAD_HEADROOM_CPUS} left to the node's pods.\nApply in order (apply.sh): namespace.yaml, load.yaml, latency-test.yaml; results (JSON and cyclictest text) land in /var/lib/lowlat/results on the node.",
         plan.name,
         if cpus == 1 { "" } else { "s" },
         opts.duration,
         opts.max_latency_us
     );
+    // The namespace is the user's text: quoted for the shell (the plan's name stays out).
+    let q = crate::boot::sh_quote(&ns);
+    let apply = format!(
+        "#!/bin/sh\n# lowlat latency test, in its order (KUBECTL=oc on OpenShift)\nset -eu\ncd \"$(dirname \"$0\")\"\nk=${{KUBECTL:-kubectl}}\n$k apply -f namespace.yaml\n$k apply -f load.yaml\n$k -n {q} rollout status deployment/lowlat-load --timeout=10m\n$k apply -f latency-test.yaml\n$k -n {q} wait --for=condition=complete --timeout=-1s job/lowlat-latency-test || true\n$k -n {q} logs job/lowlat-latency-test | grep Latencies\n"
+    );
     vec![
-        OutFile::new("latency-test.yaml", docs(&h, &[ns_doc, job])),
+        OutFile::new("namespace.yaml", docs(&h, &access(&ns))),
         OutFile::new("load.yaml", docs(&h, &[load])),
+        OutFile::new("latency-test.yaml", docs(&h, &[job])),
+        OutFile::script("apply.sh", apply),
     ]
 }

@@ -117,7 +117,8 @@ pub struct RenderOptions {
     pub max_latency_us: u64,
     /// CPUs the latency test pod asks for (0 = 2..5: one main thread plus up to 4 measured).
     pub test_cpus: usize,
-    /// RuntimeClass of the latency test pod (default `performance-<plan name>`).
+    /// RuntimeClass of the latency test pod (default `performance-<plan name>`, which the
+    /// openshift and performance-profile targets create; `Some("")` leaves it out).
     pub runtime_class: Option<String>,
     /// RT kernel packages for the rpm-ostree override (`kernel-rt-core-….rpm` …).
     pub rt_packages: Vec<String>,
@@ -129,7 +130,7 @@ impl Default for RenderOptions {
             explain: false,
             input: None,
             role: None,
-            image: "quay.io/lowlat/lowlat:latest".into(),
+            image: default_image(),
             namespace: "lowlat-latency".into(),
             duration: "10m".into(),
             max_latency_us: 20,
@@ -193,15 +194,25 @@ pub(crate) fn input_error(problem: impl Into<String>, fix: impl Into<String>) ->
     RenderError::Input { problem: problem.into(), fix: fix.into() }
 }
 
+/// The pool every OpenShift render defaults to when neither the options nor the plan name
+/// one (the Performance Profile Creator's and NTO's documented pool).
+pub const DEFAULT_ROLE: &str = "worker-cnf";
+
 /// The OpenShift role a plan renders for.
 pub fn role(plan: &Plan, opts: &RenderOptions) -> String {
-    opts.role.clone().or_else(|| plan.options.mcp_name.clone()).unwrap_or_else(|| {
-        if plan.options.rt_kernel {
-            "worker-rt".into()
-        } else {
-            "worker-lowlat".into()
-        }
-    })
+    role_of(plan, opts.role.as_deref())
+}
+
+/// The role: the one given, else the plan's pool, else [`DEFAULT_ROLE`].
+pub fn role_of(plan: &Plan, role: Option<&str>) -> String {
+    role.map(str::to_string)
+        .or_else(|| plan.options.mcp_name.clone())
+        .unwrap_or_else(|| DEFAULT_ROLE.into())
+}
+
+/// The default container image: what `image/build.sh` builds (`image/NAME`:version).
+pub fn default_image() -> String {
+    format!("{}:{}", include_str!("../../../image/NAME").trim(), env!("CARGO_PKG_VERSION"))
 }
 
 /// Render `target` for `plan`. Options that do not apply to the target are refused.

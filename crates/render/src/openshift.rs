@@ -77,10 +77,68 @@ fn offline_unit(plan: &Plan) -> Option<Value> {
     ]))
 }
 
+/// The RuntimeClass the latency test pod names (the PerformanceProfile path gets the same
+/// one from NTO): its handler is the CRI-O runtime [`crio_runtimes`] declares.
+pub fn runtime_class_name(plan: &Plan) -> String {
+    format!("performance-{}", plan.name)
+}
+
+/// CRI-O's handler name for the runtime that honours the low-latency annotations.
+pub const CRIO_HANDLER: &str = "high-performance";
+
+/// The CRI-O drop-in declaring the `high-performance` runtime (runc, allowed to read the
+/// `cpu-load-balancing`, `cpu-quota` and `irq-load-balancing` annotations) and keeping infra
+/// containers on the housekeeping CPUs; a runtimes table in a drop-in replaces the default
+/// one, so `runc` is declared again.
+pub fn crio_runtimes(plan: &Plan) -> String {
+    format!(
+        "# lowlat plan `{}`: CRI-O runtime for the RuntimeClass {}\n[crio.runtime]\ninfra_ctr_cpuset = \"{}\"\n\n[crio.runtime.runtimes.runc]\nruntime_path = \"\"\nruntime_type = \"oci\"\nruntime_root = \"/run/runc\"\n\n[crio.runtime.runtimes.{CRIO_HANDLER}]\nruntime_path = \"/bin/runc\"\nruntime_type = \"oci\"\nruntime_root = \"/run/runc\"\nallowed_annotations = [\"cpu-load-balancing.crio.io\", \"cpu-quota.crio.io\", \"irq-load-balancing.crio.io\"]\n",
+        plan.name,
+        runtime_class_name(plan),
+        plan.reserved.to_list()
+    )
+}
+
+/// An Ignition file with its contents inline (`data:,` URL, percent-encoded).
+fn ignition_file(path: &str, mode: u64, contents: &str) -> Value {
+    let encoded =
+        percent_encoding::utf8_percent_encode(contents, percent_encoding::NON_ALPHANUMERIC);
+    map(vec![
+        ("contents", map(vec![("source", s(format!("data:,{encoded}")))])),
+        ("mode", int(mode)),
+        ("overwrite", b(true)),
+        ("path", s(path)),
+    ])
+}
+
+/// RuntimeClass `performance-<plan>`: CRI-O's high-performance handler, scheduled onto the
+/// role's nodes.
+pub fn runtime_class(plan: &Plan, role: &str) -> Value {
+    let (nk, nv) = node_selector(plan, role);
+    map(vec![
+        ("apiVersion", s("node.k8s.io/v1")),
+        ("kind", s("RuntimeClass")),
+        ("metadata", map(vec![("name", s(runtime_class_name(plan)))])),
+        ("handler", s(CRIO_HANDLER)),
+        ("scheduling", map(vec![("nodeSelector", map(vec![(nk, s(nv))]))])),
+    ])
+}
+
 /// MachineConfig with the kernel type and arguments.
 pub fn machine_config(plan: &Plan, role: &str) -> Value {
     let args: Vec<Value> = plan.kernel_args.iter().map(|a| s(a.token())).collect();
     let mut config = vec![("ignition", map(vec![("version", s("3.2.0"))]))];
+    config.push((
+        "storage",
+        map(vec![(
+            "files",
+            seq(vec![ignition_file(
+                "/etc/crio/crio.conf.d/99-lowlat-runtimes.conf",
+                0o644,
+                &crio_runtimes(plan),
+            )]),
+        )]),
+    ));
     if let Some(unit) = offline_unit(plan) {
         config.push(("systemd", map(vec![("units", seq(vec![unit]))])));
     }
@@ -152,7 +210,11 @@ pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
 /// Tuned CR: the runtime part as a TuneD profile on top of `openshift-node,cpu-partitioning`.
 pub fn tuned_cr(plan: &Plan, role: &str) -> Value {
     let name = format!("openshift-node-lowlat-{role}");
-    let data = crate::tuned::tuned_conf(plan, "openshift-node,cpu-partitioning", false);
+    let data = crate::tuned::tuned_conf(
+        plan,
+        "openshift-node,cpu-partitioning",
+        crate::tuned::Flavor::OpenShift,
+    );
     map(vec![
         ("apiVersion", s("tuned.openshift.io/v1")),
         ("kind", s("Tuned")),
@@ -185,7 +247,7 @@ pub fn apply_script(plan: &Plan, role: &str) -> String {
     let (nk, nv) = node_selector(plan, role);
     let node = plan.host.clone().unwrap_or_else(|| "<node_name>".into());
     format!(
-        "#!/bin/sh\n# {}\nset -eu\ncd \"$(dirname \"$0\")\"\noc apply -f 01-machineconfigpool.yaml\noc apply -f 04-tuned.yaml\noc apply -f 02-machineconfig.yaml\noc apply -f 03-kubeletconfig.yaml\n# move the node into the pool; the MachineConfigPool rolls it out and reboots the node\noc label node {} {}\n",
+        "#!/bin/sh\n# {}\nset -eu\ncd \"$(dirname \"$0\")\"\noc apply -f 01-machineconfigpool.yaml\noc apply -f 04-tuned.yaml\noc apply -f 02-machineconfig.yaml\noc apply -f 03-kubeletconfig.yaml\noc apply -f 05-runtimeclass.yaml\n# move the node into the pool; the MachineConfigPool rolls it out and reboots the node\noc label node {} {}\n",
         crate::quote::comment(&header(plan, role)),
         crate::quote::sh(&node),
         crate::quote::sh(&format!("{nk}={nv}"))
@@ -200,6 +262,7 @@ pub fn render(plan: &Plan, role: &str) -> Vec<OutFile> {
         OutFile::new("02-machineconfig.yaml", docs(&h, &[machine_config(plan, role)])),
         OutFile::new("03-kubeletconfig.yaml", docs(&h, &[kubelet_config(plan, role)])),
         OutFile::new("04-tuned.yaml", docs(&h, &[tuned_cr(plan, role)])),
+        OutFile::new("05-runtimeclass.yaml", docs(&h, &[runtime_class(plan, role)])),
         OutFile::script("apply.sh", apply_script(plan, role)),
     ]
 }
@@ -207,10 +270,7 @@ pub fn render(plan: &Plan, role: &str) -> Vec<OutFile> {
 /// PerformanceProfile v2, shaped like the Performance Profile Creator's output.
 pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
     let o = &plan.options;
-    let role = role
-        .map(str::to_string)
-        .or_else(|| o.mcp_name.clone())
-        .unwrap_or_else(|| "worker-cnf".into());
+    let role = crate::role_of(plan, role);
     let mut spec: Vec<(&str, Value)> = vec![];
     let ppc = o.style == Style::Ppc;
     if o.no_smt {

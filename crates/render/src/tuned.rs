@@ -16,9 +16,30 @@ pub fn profile_name(plan: &Plan) -> String {
     format!("lowlat-{}", quote::path_component(&plan.name))
 }
 
-/// `tuned.conf` body (also the Tuned CR's profile data, without the bootloader section when
-/// `with_bootloader` is false).
-pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
+/// Where a `tuned.conf` goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// A host profile: the plan's arguments are the whole TuneD boot line.
+    Host,
+    /// The Tuned CR's profile on OpenShift: the MachineConfig carries the kernel arguments,
+    /// so the profile clears every boot line and initrd its parents would add (NTO would turn
+    /// them into a second MachineConfig), disables cpu-partitioning's irqbalance bans (CRI-O's
+    /// annotations steer IRQs per pod) and keeps `kernel.timer_migration=1`, as NTO does.
+    OpenShift,
+}
+
+/// The boot-line keys of the profiles a Tuned CR includes (`openshift-node` →
+/// `cpu-partitioning` → `network-latency` → `latency-performance`): the OpenShift flavor sets
+/// each to empty, which TuneD's merge makes the value (the child's option wins).
+pub const PARENT_BOOT_KEYS: [&str; 2] = ["cmdline_cpu_part", "cmdline_network_latency"];
+
+/// `kernel.timer_migration` on OpenShift: NTO's value and why.
+pub const OPENSHIFT_TIMER_MIGRATION: &str = "1";
+
+/// `tuned.conf` body (the Tuned CR's profile data in the OpenShift flavor).
+pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
+    let with_bootloader = flavor == Flavor::Host;
+    let openshift = flavor == Flavor::OpenShift;
     let mut s = String::new();
     s.push_str(&format!(
         "# lowlat plan `{}`: housekeeping {}, isolated {}; power {}{}\n",
@@ -85,6 +106,11 @@ pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
     if !sysctls.is_empty() {
         s.push_str("[sysctl]\n");
         for (k, v) in sysctls {
+            if openshift && k == "kernel.timer_migration" {
+                s.push_str("# OpenShift pins guaranteed pods after boot: timers armed on their CPUs must be\n# able to move away, so NTO keeps 1 (not TuneD's 0) and so does lowlat here\n");
+                s.push_str(&format!("{}={OPENSHIFT_TIMER_MIGRATION}\n", ini(k)));
+                continue;
+            }
             s.push_str(&format!("{}={}\n", ini(k), ini(v)));
         }
         s.push('\n');
@@ -116,8 +142,16 @@ pub fn tuned_conf(plan: &Plan, include: &str, with_bootloader: bool) -> String {
             "cmdline_cpu_part={} tuned.non_isolcpus=${{not_isolated_cpumask}}\n",
             ini(&crate::cmdline::line(plan))
         ));
-    } else if low {
-        s.push_str("# kernel arguments come from the MachineConfig's kernelArguments\n");
+    } else {
+        if low {
+            s.push_str("# kernel arguments come from the MachineConfig's kernelArguments\n");
+        }
+        s.push_str("[irqbalance]\n# cpu-partitioning bans the isolated CPUs from irqbalance for the whole node; on\n# OpenShift CRI-O's irq-load-balancing annotation does it per pod (as NTO does)\nenabled=false\n\n");
+        s.push_str("[bootloader]\n# the MachineConfig carries the whole boot line: clear what the parents would add\n# (cpu-partitioning's includes intel_pstate=disable), and their initrd\n");
+        s.push_str("initrd_remove_dir=\ninitrd_dst_img=\ninitrd_add_dir=\n");
+        for k in PARENT_BOOT_KEYS {
+            s.push_str(&format!("{k}=\n"));
+        }
     }
     s
 }
@@ -138,7 +172,10 @@ pub fn render(plan: &Plan) -> Vec<OutFile> {
         "# install: cp -r {dir} /etc/tuned/ && tuned-adm profile {dir} && reboot (boot arguments)\n"
     ));
     vec![
-        OutFile::new(format!("{dir}/tuned.conf"), tuned_conf(plan, "cpu-partitioning", true)),
+        OutFile::new(
+            format!("{dir}/tuned.conf"),
+            tuned_conf(plan, "cpu-partitioning", Flavor::Host),
+        ),
         OutFile::new(format!("{dir}/variables.conf"), vars),
         OutFile::new(format!("{dir}/INSTALL"), readme),
     ]

@@ -133,11 +133,14 @@ impl Scratch {
         // Stubs record their name after \x01 and each argument after \x02, so an argument
         // holding newlines is still one argument in the log.
         let stub = "#!/bin/sh\nprintf '\\001%s' \"${0##*/}\" >> \"$LOG\"\nfor a in \"$@\"; do printf '\\002%s' \"$a\" >> \"$LOG\"; done\n";
+        // kubectl also prints what the script greps its logs for.
+        let kubectl = format!("{stub}echo Latencies\n");
         let canary = "#!/bin/sh\nprintf '\\001PWNED-%s' \"${0##*/}\" >> \"$LOG\"\n";
         for (name, body) in [
             ("oc", stub),
             ("grubby", stub),
             ("rpm-ostree", stub),
+            ("kubectl", kubectl.as_str()),
             ("pwned", canary),
             ("touch", canary),
             ("id", canary),
@@ -314,7 +317,7 @@ fn no_value_injects_into_any_generated_file() {
                 assert!(!log.is_empty(), "{what}: no stub ran");
                 for (name, _) in &log {
                     assert!(
-                        ["oc", "grubby", "rpm-ostree"].contains(&name.as_str()),
+                        ["oc", "kubectl", "grubby", "rpm-ostree"].contains(&name.as_str()),
                         "{what} ran {name}:\n{log:?}\n{}",
                         b.contents
                     );
@@ -370,7 +373,10 @@ fn no_value_injects_into_any_generated_file() {
             _ => {}
         }
     }
-    assert_eq!(scripts_run, 3, "grubby.sh, rpm-ostree.sh and openshift/apply.sh");
+    assert_eq!(
+        scripts_run, 4,
+        "grubby.sh, rpm-ostree.sh, openshift's and k8s-latency-test's apply.sh"
+    );
     // Nothing appeared outside the render directories (`../../ESCAPED` would land in `a/`).
     let after = sc.tree();
     let new: Vec<&String> = after.difference(&before).collect();
@@ -389,9 +395,22 @@ fn check_arguments(target: Target, evil: &Plan, log: &[(String, Vec<String>)]) {
     let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     match target {
         Target::Openshift => {
-            assert_eq!(log.len(), 5, "{log:?}");
-            assert_eq!(log[4].0, "oc");
-            assert_eq!(log[4].1, args(&["label", "node", EVIL, &format!("{EVIL}={EVIL}")]));
+            let label: Vec<_> =
+                log.iter().filter(|(_, a)| a.first().is_some_and(|a| a == "label")).collect();
+            assert_eq!(label.len(), 1, "{log:?}");
+            assert_eq!(label[0].0, "oc");
+            assert_eq!(label[0].1, args(&["label", "node", EVIL, &format!("{EVIL}={EVIL}")]));
+            assert!(log.iter().all(|(n, _)| n == "oc"), "{log:?}");
+        }
+        Target::K8sLatencyTest => {
+            // Every namespaced call names the hostile namespace as one argument.
+            let namespaced: Vec<_> =
+                log.iter().filter(|(_, a)| a.first().is_some_and(|a| a == "-n")).collect();
+            assert!(!namespaced.is_empty(), "{log:?}");
+            for (name, a) in namespaced {
+                assert_eq!(name, "kubectl");
+                assert_eq!(a[1], EVIL, "{log:?}");
+            }
         }
         Target::Grubby => {
             let line = format!("--args={}", render::cmdline::line(evil));

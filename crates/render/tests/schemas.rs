@@ -54,18 +54,32 @@ fn openshift_manifests_validate_against_the_crds() {
                 }
                 for doc in common::yaml_docs(&f.contents) {
                     let json: Json = serde_json::to_value(doc).unwrap();
-                    kinds.insert(json["kind"].as_str().unwrap_or_default().to_string());
+                    let kind = json["kind"].as_str().unwrap_or_default().to_string();
+                    kinds.insert(kind.clone());
+                    if kind == "RuntimeClass" {
+                        // A built-in kind (node.k8s.io/v1), no CRD: its required fields.
+                        assert_eq!(json["apiVersion"], "node.k8s.io/v1", "{case}");
+                        assert_eq!(json["handler"], "high-performance", "{case}");
+                        assert!(json["metadata"]["name"].is_string(), "{case}");
+                        continue;
+                    }
                     let errs = errors(&json);
                     assert!(errs.is_empty(), "{case}/{}: {errs:?}", f.name);
                 }
             }
         }
     }
-    let want: std::collections::BTreeSet<String> =
-        ["KubeletConfig", "MachineConfig", "MachineConfigPool", "PerformanceProfile", "Tuned"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    let want: std::collections::BTreeSet<String> = [
+        "KubeletConfig",
+        "MachineConfig",
+        "MachineConfigPool",
+        "PerformanceProfile",
+        "RuntimeClass",
+        "Tuned",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     assert_eq!(kinds, want);
 }
 
@@ -81,4 +95,52 @@ fn a_broken_manifest_is_caught() {
     let mut doc: Json = serde_json::to_value(common::yaml_docs(&pp[0].contents).remove(0)).unwrap();
     doc["spec"]["realTimeKernel"]["enabled"] = Json::String("yes".into());
     assert!(!errors(&doc).is_empty(), "a string where the CRD wants a boolean must fail");
+}
+
+#[test]
+fn the_latency_test_fits_beside_its_load_on_both_paths() {
+    for (case, plan) in common::cases() {
+        let opts = RenderOptions::default();
+        let files = render(&plan, Target::K8sLatencyTest, &opts).unwrap();
+        let docs = |name: &str| -> Vec<Json> {
+            let f = files.iter().find(|f| f.name == name).unwrap();
+            common::yaml_docs(&f.contents)
+                .into_iter()
+                .map(|d| serde_json::to_value(d).unwrap())
+                .collect()
+        };
+        let job = docs("latency-test.yaml").remove(0);
+        let load = docs("load.yaml").remove(0);
+        let pod = &job["spec"]["template"]["spec"];
+        let test_cpus: usize =
+            pod["containers"][0]["resources"]["requests"]["cpu"].as_str().unwrap().parse().unwrap();
+        let replicas = load["spec"]["replicas"].as_u64().unwrap() as usize;
+        // Every exclusive CPU comes out of the isolated (allocatable) ones, with headroom.
+        assert!(
+            test_cpus + replicas < plan.isolated.len().max(test_cpus + 1),
+            "{case}: {test_cpus} + {replicas} of {}",
+            plan.isolated.len()
+        );
+        // Both on the test's node.
+        assert_eq!(pod["nodeSelector"], load["spec"]["template"]["spec"]["nodeSelector"], "{case}");
+        // The RuntimeClass the Job names is the one both OpenShift paths create.
+        let rc = pod["runtimeClassName"].as_str().unwrap();
+        let mc_files = render(&plan, Target::Openshift, &opts).unwrap();
+        let rc_file = mc_files.iter().find(|f| f.name == "05-runtimeclass.yaml").unwrap();
+        let rc_doc: Json =
+            serde_json::to_value(common::yaml_docs(&rc_file.contents).remove(0)).unwrap();
+        assert_eq!(rc_doc["metadata"]["name"], rc, "{case}");
+        // Access: the ServiceAccount the pod runs as is bound to the privileged SCC, and the
+        // namespace admits privileged pods.
+        let access = docs("namespace.yaml");
+        assert_eq!(
+            access[0]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
+            "privileged"
+        );
+        assert_eq!(access[1]["metadata"]["name"], pod["serviceAccountName"], "{case}");
+        assert_eq!(access[2]["roleRef"]["name"], "system:openshift:scc:privileged");
+        // The cyclictest text sits next to the JSON.
+        let script = pod["containers"][0]["command"][2].as_str().unwrap();
+        assert!(script.contains("--cyclictest --json \"$base.json\" > \"$base.out\""), "{script}");
+    }
 }

@@ -16,7 +16,8 @@ use crate::exit::ExitCode;
 #[command(
     after_help = "Examples:\n  lowlat plan --reserved 4 --power low-latency -o plan.yaml\n  \
 lowlat plan --must-gather DIR --mcp-name worker-cnf --style ppc --reserved-cpu-count=4 --rt-kernel=true -o plan.yaml\n  \
-lowlat plan --ppc-args profile1.json -o plan.yaml\n\
+lowlat plan --ppc-args profile1.json -o plan.yaml\n  \
+lowlat plan --info --must-gather DIR [--json]\n\
 PPC's flag names are accepted as aliases (--reserved-cpu-count, --offlined-cpu-count, --disable-ht, …)."
 )]
 pub struct Args {
@@ -94,18 +95,20 @@ pub struct Args {
     /// Print the plan YAML on stdout instead of the summary.
     #[arg(long)]
     pub yaml: bool,
+    /// PPC's `info`: each pool's nodes with their NUMA cells and CPUs, from the must-gather.
+    #[arg(long, conflicts_with_all = ["output", "yaml", "ppc_args"])]
+    pub info: bool,
+    /// With --info: PPC's JSON form, to FILE or stdout (`-`).
+    #[arg(long, requires = "info", value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<Output>,
 }
 
 impl Args {
-    /// The typed request (the must-gather wins over a snapshot, as PPC's flag name does).
+    /// The typed request.
     fn request(self) -> plan::Request {
-        let source = match (self.host.must_gather.or(self.must_gather_dir_path), self.host.root) {
-            (Some(dir), _) => plan::Source::MustGather { dir, node: self.host.node },
-            (None, Some(root)) => plan::Source::Root(root),
-            (None, None) => plan::Source::Live,
-        };
+        let mg = self.host.must_gather.or(self.must_gather_dir_path);
         plan::Request {
-            source,
+            source: plan::Source::pick(mg, self.host.node, self.host.root),
             pool: self.mcp_name,
             ppc_args: self.ppc_args,
             name: self.name,
@@ -136,6 +139,9 @@ fn style_parser() -> impl TypedValueParser<Value = Style> {
 
 /// Run `lowlat plan`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.info {
+        return info(args.host.must_gather.or(args.must_gather_dir_path), args.json);
+    }
     let (output, yaml) = (args.output.clone(), args.yaml);
     let made = args.request().plan()?;
     let text = made.plan.to_yaml()?;
@@ -148,6 +154,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let color = util::term::color(util::term::Stream::Stdout);
         print!("{}", plan::summary::summary(&made.plan, &made.layout, color));
         print!("{}", plan::summary::next_step(output.map(|o| o.to_string()).as_deref()));
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `lowlat plan --info`: the cluster summary as text (PPC's layout) and/or JSON.
+fn info(dir: Option<PathBuf>, json: Option<Output>) -> anyhow::Result<ExitCode> {
+    let dir = dir.ok_or_else(|| crate::exit::usage("--info reads a cluster: --must-gather DIR"))?;
+    let pools = plan::ppc::info::cluster_info(&dir)?;
+    if let Some(out) = &json {
+        out.write_json(&pools)?;
+    }
+    if !json.as_ref().is_some_and(Output::is_stdout) {
+        print!("{}", plan::ppc::info::text(&pools));
     }
     Ok(ExitCode::Ok)
 }

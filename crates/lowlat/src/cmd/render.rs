@@ -32,11 +32,12 @@ pub struct Args {
     /// grub: the /etc/default/grub to edit; bls: the loader entry to patch (in place unless -o).
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
-    /// OpenShift role / MachineConfigPool name (default: the plan's pool, or worker-rt / worker-lowlat).
+    /// OpenShift role / MachineConfigPool name (default: the plan's pool, else worker-cnf).
     #[arg(long, value_name = "ROLE")]
     pub role: Option<String>,
-    /// k8s-latency-test: container image holding lowlat (and stress-ng for the load).
-    #[arg(long, value_name = "IMAGE", default_value = "quay.io/lowlat/lowlat:latest")]
+    /// k8s-latency-test: container image holding lowlat and busybox (default: what
+    /// image/build.sh builds).
+    #[arg(long, value_name = "IMAGE", default_value_t = render::default_image())]
     pub image: String,
     /// k8s-latency-test: namespace.
     #[arg(long, value_name = "NS", default_value = "lowlat-latency")]
@@ -50,7 +51,8 @@ pub struct Args {
     /// k8s-latency-test: CPUs for the test pod, one of them for the main thread (default 2..5).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub test_cpus: usize,
-    /// k8s-latency-test: RuntimeClass (default performance-<plan name>).
+    /// k8s-latency-test: RuntimeClass (default performance-<plan name>, created by the openshift
+    /// and performance-profile targets; `''` leaves it out).
     #[arg(long, value_name = "NAME")]
     pub runtime_class: Option<String>,
     /// rpm-ostree: a kernel-rt RPM to install (repeat for core, modules, modules-extra).
