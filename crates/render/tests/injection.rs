@@ -92,7 +92,7 @@ fn options(v: &str, target: Target) -> RenderOptions {
     let input = match target {
         Target::Grub => Some((
             format!("/etc/{v}/grub"),
-            format!("A=1\nGRUB_CMDLINE_LINUX=\"quiet\"\nGRUB_TIMEOUT=5\n"),
+            "A=1\nGRUB_CMDLINE_LINUX=\"quiet\"\nGRUB_TIMEOUT=5\n".to_string(),
         )),
         Target::Bls => Some((
             format!("/boot/loader/entries/{v}.conf"),
@@ -432,8 +432,7 @@ fn check_arguments(target: Target, evil: &Plan, log: &[(String, Vec<String>)]) {
 fn a_plan_from_a_hostile_host_is_refused_where_it_comes_in() {
     // The host's name becomes the plan's `host` (and the node in apply.sh): refused by the
     // planner, so no plan file can carry it.
-    let mut host = host::Host::default();
-    host.hostname = Some(EVIL.to_string());
+    let mut host = host::Host { hostname: Some(EVIL.to_string()), ..Default::default() };
     host.cpus.online = Some(set("0-7"));
     for cpu in 0..8 {
         host.topology.cpus.push(host::CpuTopo {
