@@ -7,6 +7,7 @@
 pub mod build;
 pub mod cluster;
 pub mod error;
+pub mod file;
 pub mod layout;
 pub mod model;
 pub mod partition;
