@@ -149,7 +149,8 @@ impl RenderOptions {
         let names = [
             ("role", self.role.as_deref(), 253),
             ("namespace", Some(self.namespace.as_str()), 63),
-            ("RuntimeClass", self.runtime_class.as_deref(), 253),
+            // An empty RuntimeClass is the opt-out (no runtimeClassName).
+            ("RuntimeClass", self.runtime_class.as_deref().filter(|r| !r.is_empty()), 253),
         ];
         for (what, value, max) in names {
             if let Some(v) = value {
