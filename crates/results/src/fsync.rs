@@ -160,7 +160,14 @@ pub struct StorageEnv {
 /// The bulk writer's run (the OS-update imitation).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BulkRun {
+    /// The bulk writer's mode, or `command` for an update command.
     pub mode: String,
+    /// The update command (`sh -c` text) when one was the interferer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its exit status (`None`: killed by a signal, or the built-in writer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
     pub bytes: u64,
     pub files: u64,
     /// Start, ns since the probe started.
@@ -392,12 +399,33 @@ pub struct EtcdWindow {
     pub backend_commit_p99_ns: u64,
 }
 
+/// Where `measure etcd` read etcd's histograms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EtcdSource {
+    /// etcd's own `/metrics`, scraped live at the start, every interval and at the end.
+    #[default]
+    Metrics,
+    /// A Prometheus that scrapes etcd: `increase()` over the window that ended at the run.
+    Prometheus,
+}
+
 /// The result file of `lowlat measure etcd` (`kind` = `etcd`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EtcdResult {
     #[serde(flatten)]
     pub envelope: Envelope,
+    /// etcd's metrics URL, or the Prometheus base URL.
     pub endpoint: String,
+    /// Where the histograms came from (`metrics` in results written before the field).
+    #[serde(default)]
+    pub source: EtcdSource,
+    /// The endpoint was `https://` (the server's certificate verified).
+    #[serde(default)]
+    pub tls: bool,
+    /// The PromQL of the window's WAL fsync buckets (`source: prometheus` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
     pub wal_fsync: EtcdHistogram,
     pub backend_commit: Option<EtcdHistogram>,
     pub windows: Vec<EtcdWindow>,

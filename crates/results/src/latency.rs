@@ -18,7 +18,9 @@ pub struct LatencyResult {
     /// the numbers include ordinary scheduler delays: not a real-time claim.
     pub realtime: bool,
     pub threads: Vec<ThreadResult>,
-    /// Samples at or above `--threshold`, in the order they happened (capped per thread).
+    /// The worst samples at or above `--threshold` over all threads (at most
+    /// [`MAX_BREACHES`], ties keep the earlier), in the order they happened. Every breach is
+    /// counted in its thread's `breach_count` and `breaches_per_minute`.
     #[serde(default)]
     pub breaches: Vec<Breach>,
     /// The load that ran on the other CPUs, if any.
@@ -62,6 +64,13 @@ pub struct ThreadResult {
     pub priority: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval_ns: Option<u64>,
+    /// Samples at or above `--threshold` on this CPU; `None` when no threshold was set (or
+    /// the file predates the count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breach_count: Option<u64>,
+    /// Breaches per minute of the run (minute 0 first); empty when there was none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breaches_per_minute: Vec<u64>,
     /// The worst seconds with what the CPU was doing then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_seconds: Vec<Attribution>,
@@ -74,6 +83,26 @@ pub struct Breach {
     /// Time since the start of the measurement.
     pub t_ns: u64,
     pub value_ns: u64,
+}
+
+/// Most breaches a result lists (the worst; all are counted per thread and per minute).
+pub const MAX_BREACHES: usize = 1000;
+
+/// The worst `n` breaches (largest value; of equal values the earlier), in time order.
+pub fn worst_breaches(mut all: Vec<Breach>, n: usize) -> Vec<Breach> {
+    all.sort_by(|a, b| b.value_ns.cmp(&a.value_ns).then(a.t_ns.cmp(&b.t_ns)));
+    all.truncate(n);
+    all.sort_by_key(|b| (b.t_ns, b.cpu));
+    all
+}
+
+impl LatencyResult {
+    /// Every breach of the run: the per-thread counts when known, else the listed ones.
+    pub fn breach_total(&self) -> u64 {
+        let counted: Option<u64> =
+            self.threads.iter().map(|t| t.breach_count).try_fold(0u64, |a, c| Some(a + c?));
+        counted.unwrap_or(self.breaches.len() as u64).max(self.breaches.len() as u64)
+    }
 }
 
 /// What load ran during the measurement.
@@ -221,6 +250,13 @@ mod tests {
         let v = serde_json::to_value(summary_without_histogram(10, 1, 2, 3)).unwrap();
         assert!(v["p99_ns"].is_null() && v["stddev_ns"].is_null(), "{v}");
         assert_eq!(v["max_ns"], 3);
+    }
+
+    #[test]
+    fn worst_breaches_keep_the_largest_in_time_order() {
+        let b = |cpu, t_ns, value_ns| Breach { cpu: Some(cpu), t_ns, value_ns };
+        let all = vec![b(1, 5, 10), b(2, 1, 30), b(1, 9, 30), b(2, 3, 20), b(1, 2, 5)];
+        assert_eq!(worst_breaches(all, 3), vec![b(2, 1, 30), b(2, 3, 20), b(1, 9, 30)]);
     }
 
     #[test]

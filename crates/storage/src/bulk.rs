@@ -60,6 +60,38 @@ impl std::str::FromStr for BulkMode {
     }
 }
 
+/// What interferes with the probe: the built-in bulk writer, or a real update command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Interference {
+    Bulk(BulkMode),
+    /// `sh -c` text ([`crate::command`]).
+    Command(String),
+}
+
+impl Interference {
+    /// The bulk mode's name, or `command`.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Bulk(m) => m.name(),
+            Self::Command(_) => "command",
+        }
+    }
+
+    /// The bulk writer's mode, if it is the bulk writer.
+    pub fn mode(&self) -> Option<BulkMode> {
+        match self {
+            Self::Bulk(m) => Some(*m),
+            Self::Command(_) => None,
+        }
+    }
+}
+
+impl From<BulkMode> for Interference {
+    fn from(m: BulkMode) -> Self {
+        Self::Bulk(m)
+    }
+}
+
 /// Bulk writer parameters.
 #[derive(Clone)]
 pub struct BulkConfig {

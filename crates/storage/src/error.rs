@@ -1,5 +1,6 @@
 //! Errors of the storage crate, each with the exit code it means (`util::exit::Classify`):
-//! input errors (found before anything is written, or an endpoint that is not etcd) are usage
+//! input errors (found before anything is written, an endpoint that is not etcd, a certificate
+//! the given CA does not verify, a Prometheus without etcd's series) are usage
 //! errors (2); failed syscalls, scrapes and writes are runtime errors (3).
 
 use std::path::PathBuf;
@@ -20,13 +21,19 @@ pub enum StorageError {
         #[source]
         source: std::io::Error,
     },
-    /// The metrics endpoint could not be scraped.
-    #[error("scrape {url} (is etcd running there? its client URL serves /metrics)")]
-    Scrape {
-        url: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// An HTTP request failed (connection, time limit, status): `detail` says how.
+    #[error("GET {url}: {detail}")]
+    Http { url: String, detail: String },
+    /// The TLS handshake failed on a certificate (the CA file, the client certificate): a
+    /// matter of the files given, so an input error.
+    #[error("TLS with {url}: {detail}")]
+    Tls { url: String, detail: String },
+    /// Prometheus has no series of etcd's histogram for the query.
+    #[error("Prometheus at {url} has no data for {query} (is etcd scraped there? does the selector match? a window shorter than two scrape intervals is empty)")]
+    NoSeries { url: String, query: String },
+    /// Prometheus answered, but not with what a query for etcd's histogram should give.
+    #[error("Prometheus at {url}: {detail}")]
+    Prometheus { url: String, detail: String },
     /// The endpoint answered, but without etcd's WAL fsync histogram.
     #[error("{url}: no {metric} in the response: not an etcd metrics endpoint?")]
     NotEtcd { url: String, metric: &'static str },
@@ -50,8 +57,12 @@ impl StorageError {
 impl Classify for StorageError {
     fn exit_code(&self) -> ExitCode {
         match self {
-            Self::Input(_) | Self::NotEtcd { .. } => ExitCode::Usage,
-            Self::Io { .. } | Self::Scrape { .. } | Self::View(_) => ExitCode::Runtime,
+            Self::Input(_) | Self::NotEtcd { .. } | Self::NoSeries { .. } | Self::Tls { .. } => {
+                ExitCode::Usage
+            }
+            Self::Io { .. } | Self::Http { .. } | Self::Prometheus { .. } | Self::View(_) => {
+                ExitCode::Runtime
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use results::fsync::{FsyncResult, Scenario, StorageEnv};
 use util::exit::ExitCode;
 
-use crate::bulk::BulkMode;
+use crate::bulk::{BulkMode, Interference};
 use crate::env::SysRoot;
 use crate::error::StorageError;
 use crate::mitigation::MitigationSet;
@@ -24,10 +24,12 @@ use crate::text;
 pub enum Scenarios {
     /// One: the baseline, a mitigation of the probe's own device (a scheduler), or one
     /// interference with an optional mitigation set.
-    Single { interference: Option<BulkMode>, mitigation: Option<MitigationSet> },
+    Single { interference: Option<Interference>, mitigation: Option<MitigationSet> },
     /// The baseline plus every interference × mitigation. Empty lists take the defaults:
-    /// `fsync-per-file, syncfs-at-end` × [`MATRIX_MITIGATIONS`] (less what this host cannot do).
-    Matrix { interferences: Vec<BulkMode>, mitigations: Vec<MitigationSet> },
+    /// `fsync-per-file, syncfs-at-end` × [`MATRIX_MITIGATIONS`] (less what this host cannot do);
+    /// without interferences given, the seed's winning mitigation closes the matrix: the update
+    /// skipping fsync (`no-sync`, ≈ `ostree pull --disable-fsync`).
+    Matrix { interferences: Vec<Interference>, mitigations: Vec<MitigationSet> },
 }
 
 /// Why a choice of interferences and mitigations makes no scenario.
@@ -45,7 +47,7 @@ impl Scenarios {
     /// The scenarios for these interferences and mitigation sets: a matrix of them, or one
     /// scenario from at most one of each.
     pub fn choose(
-        interferences: Vec<BulkMode>,
+        interferences: Vec<Interference>,
         mitigations: Vec<MitigationSet>,
         matrix: bool,
     ) -> Result<Self, ChoiceError> {
@@ -55,7 +57,7 @@ impl Scenarios {
         if interferences.len() > 1 || mitigations.len() > 1 {
             return Err(ChoiceError::SeveralWithoutMatrix);
         }
-        let interference = interferences.first().copied();
+        let interference = interferences.into_iter().next();
         let mitigation = mitigations.into_iter().next();
         match &mitigation {
             Some(m) if interference.is_none() && m.needs_bulk_writer() => {
@@ -152,7 +154,21 @@ impl FsyncRequest {
             "rate": self.rate, "window_ns": self.window.as_nanos() as u64, "file_size": file_size,
             "interference": interference, "mitigation": mitigation, "matrix": matrix,
             "bulk_size": self.bulk_size, "bulk_delay_ns": self.bulk_delay.as_nanos() as u64,
-            "outstanding": self.outstanding,
+            "outstanding": self.outstanding, "interference_cmd": self.command(),
+        })
+    }
+}
+
+impl FsyncRequest {
+    /// The update command, when one is the interferer.
+    pub fn command(&self) -> Option<&str> {
+        let list: Vec<&Interference> = match &self.scenarios {
+            Scenarios::Single { interference, .. } => interference.iter().collect(),
+            Scenarios::Matrix { interferences, .. } => interferences.iter().collect(),
+        };
+        list.into_iter().find_map(|i| match i {
+            Interference::Command(c) => Some(c.as_str()),
+            Interference::Bulk(_) => None,
         })
     }
 }
@@ -166,31 +182,47 @@ pub fn specs(
     let mut skipped = Vec::new();
     let specs = match scenarios {
         Scenarios::Single { interference, mitigation } => vec![ScenarioSpec {
-            interference: *interference,
+            interference: interference.clone(),
             mitigation: mitigation.clone().unwrap_or_default(),
         }],
         Scenarios::Matrix { interferences, mitigations } => {
             let modes = if interferences.is_empty() {
-                vec![BulkMode::FsyncPerFile, BulkMode::SyncfsAtEnd]
+                vec![BulkMode::FsyncPerFile.into(), BulkMode::SyncfsAtEnd.into()]
             } else {
                 interferences.clone()
             };
+            let command = modes.iter().any(|i| matches!(i, Interference::Command(_)));
             let mits = if mitigations.is_empty() {
                 MATRIX_MITIGATIONS
                     .iter()
                     .filter_map(|s| MitigationSet::parse(s).ok())
-                    .filter(|m| match m.precheck(env, sys) {
-                        Ok(()) => true,
-                        Err(e) => {
-                            skipped.push(format!("skipped {}: {e}", mitigation_name(m)));
-                            false
+                    .filter(|m| {
+                        match m.precheck(env, sys).and_then(|()| {
+                            if command {
+                                m.command_ok()
+                            } else {
+                                Ok(())
+                            }
+                        }) {
+                            Ok(()) => true,
+                            Err(e) => {
+                                skipped.push(format!("skipped {}: {e}", mitigation_name(m)));
+                                false
+                            }
                         }
                     })
                     .collect()
             } else {
                 mitigations.clone()
             };
-            matrix(&modes, &mits)
+            let mut v = matrix(&modes, &mits);
+            if interferences.is_empty() {
+                v.push(ScenarioSpec {
+                    interference: Some(BulkMode::NoSync.into()),
+                    mitigation: MitigationSet::default(),
+                });
+            }
+            v
         }
     };
     (specs, skipped)
@@ -302,7 +334,7 @@ mod tests {
         let idle: MitigationSet = "ionice-idle".parse().unwrap();
         let bfq: MitigationSet = "scheduler=bfq".parse().unwrap();
         let one =
-            |i: &[BulkMode], m: &[MitigationSet]| Scenarios::choose(i.into(), m.into(), false);
+            |i: &[Interference], m: &[MitigationSet]| Scenarios::choose(i.into(), m.into(), false);
         assert_eq!(one(&[], &[]), Ok(BASELINE));
         assert_eq!(
             one(&[], std::slice::from_ref(&idle)),
@@ -313,7 +345,7 @@ mod tests {
             Ok(Scenarios::Single { interference: None, mitigation: Some(bfq.clone()) })
         );
         assert_eq!(
-            one(&[BulkMode::NoSync, BulkMode::Trickle], &[]),
+            one(&[BulkMode::NoSync.into(), BulkMode::Trickle.into()], &[]),
             Err(ChoiceError::SeveralWithoutMatrix)
         );
         assert_eq!(one(&[], &[idle.clone(), bfq]), Err(ChoiceError::SeveralWithoutMatrix));
@@ -338,7 +370,7 @@ mod tests {
     #[test]
     fn params_record_the_request() {
         let m = Scenarios::Matrix {
-            interferences: vec![BulkMode::NoSync],
+            interferences: vec![BulkMode::NoSync.into()],
             mitigations: vec![MitigationSet::default(), "rate=5".parse().unwrap()],
         };
         let p = request(std::path::Path::new("/x"), m).params(7);
@@ -363,8 +395,10 @@ mod tests {
         // No block device and no blkio here: the scheduler and throttle sets are skipped.
         assert_eq!(skipped.len(), 2, "{skipped:?}");
         assert!(skipped[0].starts_with("skipped scheduler=bfq+ionice-idle: "), "{skipped:?}");
-        assert_eq!(specs.len(), 1 + 2 * 3);
+        assert_eq!(specs.len(), 1 + 2 * 3 + 1);
         assert_eq!(specs[0], ScenarioSpec::default());
+        let last = specs.last().unwrap();
+        assert_eq!(last.name(), "no-sync", "the seed's winner (--disable-fsync) closes the matrix");
     }
 
     #[test]

@@ -7,15 +7,16 @@
 //! | module | what |
 //! |---|---|
 //! | [`fsync`] | `measure fsync` in one call: request → environment → scenarios → result |
-//! | [`etcd`] | `measure etcd`: scrape loop, Prometheus histograms, minimal HTTP client |
+//! | [`etcd`] | `measure etcd`: scrape loop (HTTP/HTTPS, mutual TLS), Prometheus queries, histograms |
 //! | [`watch`] | `watch storage` / `watch cmd`: samples, recorder, cliff, textfile |
-//! | [`scenario`], [`probe`], [`bulk`], [`mitigation`] | one scenario: probe × bulk writer × mitigations |
+//! | [`scenario`], [`probe`], [`bulk`], [`command`], [`mitigation`] | one scenario: probe × bulk writer or update command × mitigations |
 //! | [`env`] | the storage environment of a directory |
 //! | [`restore`] | host writes and their undo (also from a second Ctrl-C) |
 //! | [`text`] | the terminal view |
 
 pub mod bulk;
 pub mod changepoint;
+pub mod command;
 pub mod env;
 pub mod error;
 pub mod etcd;
@@ -30,7 +31,7 @@ pub mod text;
 pub mod units;
 pub mod watch;
 
-pub use bulk::BulkMode;
+pub use bulk::{BulkMode, Interference};
 pub use env::SysRoot;
 pub use error::StorageError;
 pub use fsync::{ChoiceError, FsyncRequest, Scenarios};

@@ -109,6 +109,18 @@ impl MitigationSet {
         !self.0.is_empty() && self.scheduler().is_none()
     }
 
+    /// Can it act on an update command (a separate process tree, not the bulk writer's
+    /// threads)? `ionice-idle` and a scheduler can; the others shape the built-in writer.
+    pub fn command_ok(&self) -> Result<(), StorageError> {
+        match self.0.iter().find(|m| !matches!(m, Mitigation::IoniceIdle | Mitigation::Scheduler(_))) {
+            None => Ok(()),
+            Some(m) => Err(StorageError::Input(format!(
+                "mitigation {}: shapes the built-in bulk writer's threads, not an update command; with a command use ionice-idle and/or scheduler=…",
+                m.name()
+            ))),
+        }
+    }
+
     fn scheduler(&self) -> Option<&str> {
         self.0.iter().find_map(|m| match m {
             Mitigation::Scheduler(s) => Some(s.as_str()),

@@ -15,8 +15,17 @@ use std::sync::Once;
 /// What the signal handler undoes on a second Ctrl-C.
 #[derive(Debug)]
 enum Undo {
-    Write { path: CString, value: Vec<u8> },
-    Rmdir { path: CString },
+    Write {
+        path: CString,
+        value: Vec<u8>,
+    },
+    Rmdir {
+        path: CString,
+    },
+    /// SIGKILL a process group (an interference command's).
+    KillGroup {
+        pgid: libc::pid_t,
+    },
 }
 
 const SLOTS: usize = 16;
@@ -76,12 +85,36 @@ pub fn undo_all_from_signal() {
                 // SAFETY: rmdir is async-signal-safe; `path` is NUL-terminated.
                 unsafe { libc::rmdir(path.as_ptr()) };
             }
+            Undo::KillGroup { pgid } => {
+                // SAFETY: kill is async-signal-safe; a negative pid names the group.
+                unsafe { libc::kill(-*pgid, libc::SIGKILL) };
+            }
         }
     }
 }
 
 fn cpath(p: &Path) -> Option<CString> {
     CString::new(p.as_os_str().as_bytes()).ok()
+}
+
+/// A process group killed (SIGKILL) by a second Ctrl-C that exits at once; unregistered on
+/// drop (its owner kills the group itself on every other path).
+#[derive(Debug)]
+pub struct GroupGuard {
+    slot: Option<usize>,
+}
+
+impl GroupGuard {
+    /// Register the group `pgid`.
+    pub fn register(pgid: libc::pid_t) -> Self {
+        Self { slot: register(Undo::KillGroup { pgid }) }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        unregister(self.slot.take());
+    }
 }
 
 /// A sysfs/procfs value changed for the run; the old value is written back on drop.

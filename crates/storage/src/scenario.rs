@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use results::fsync::{etcd_buckets, verdicts, worst_windows, BulkRun, LatNs, Scenario, StorageEnv};
 
-use crate::bulk::{run_bulk, BulkConfig, BulkMode};
+use crate::bulk::{run_bulk, BulkConfig, BulkMode, Interference};
+use crate::command::{run_command, CommandConfig, CommandRun};
 use crate::env::SysRoot;
 use crate::error::StorageError;
 use crate::mitigation::MitigationSet;
@@ -42,14 +43,14 @@ pub struct FsyncConfig {
 /// Which scenario: interference (or none) × mitigation set.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ScenarioSpec {
-    pub interference: Option<BulkMode>,
+    pub interference: Option<Interference>,
     pub mitigation: MitigationSet,
 }
 
 impl ScenarioSpec {
     /// `baseline`, `<interference>`, `<interference> + <mitigation>` (or the mitigation alone).
     pub fn name(&self) -> String {
-        match (self.interference, self.mitigation.name()) {
+        match (self.interference.as_ref(), self.mitigation.name()) {
             (None, None) => "baseline".into(),
             (Some(i), None) => i.name().into(),
             (Some(i), Some(m)) => format!("{} + {m}", i.name()),
@@ -59,13 +60,13 @@ impl ScenarioSpec {
 }
 
 /// Baseline, then every interference × mitigation (an empty mitigation list means "none").
-pub fn matrix(interferences: &[BulkMode], mitigations: &[MitigationSet]) -> Vec<ScenarioSpec> {
+pub fn matrix(interferences: &[Interference], mitigations: &[MitigationSet]) -> Vec<ScenarioSpec> {
     let none = [MitigationSet::default()];
     let mits = if mitigations.is_empty() { &none[..] } else { mitigations };
     let mut v = vec![ScenarioSpec::default()];
     for i in interferences {
         for m in mits {
-            v.push(ScenarioSpec { interference: Some(*i), mitigation: m.clone() });
+            v.push(ScenarioSpec { interference: Some(i.clone()), mitigation: m.clone() });
         }
     }
     v
@@ -117,7 +118,8 @@ pub fn validate(
             cfg.outstanding
         )));
     }
-    let bulk = if specs.iter().any(|s| s.interference.is_some()) { cfg.bulk_bytes } else { 0 };
+    let bulk_writer = specs.iter().any(|s| matches!(s.interference, Some(Interference::Bulk(_))));
+    let bulk = if bulk_writer { cfg.bulk_bytes } else { 0 };
     let need = cfg.file_size + bulk + (64 << 20);
     if need > st.free_bytes {
         return Err(input(format!(
@@ -130,6 +132,15 @@ pub fn validate(
     }
     for s in specs {
         s.mitigation.precheck(env, root)?;
+        if let Some(Interference::Command(c)) = &s.interference {
+            s.mitigation.command_ok()?;
+            if c.trim().is_empty() || c.len() > crate::command::MAX_COMMAND || c.contains('\0') {
+                return Err(StorageError::Input(format!(
+                    "the interference command: empty, longer than {} bytes or with a NUL byte",
+                    crate::command::MAX_COMMAND
+                )));
+            }
+        }
         if s.interference.is_none() && s.mitigation.needs_bulk_writer() {
             return Err(StorageError::Input(format!(
                 "mitigation {}: applies to the bulk writer; add an interference",
@@ -156,7 +167,7 @@ pub fn run_scenario(
         .map_err(|e| StorageError::io("create scratch dir in", &cfg.dir, e))?;
     let mut bulk_cfg = BulkConfig {
         dir: scratch.path.join("bulk"),
-        mode: spec.interference.unwrap_or(BulkMode::NoSync),
+        mode: spec.interference.as_ref().and_then(Interference::mode).unwrap_or(BulkMode::NoSync),
         bytes: cfg.bulk_bytes,
         outstanding: cfg.outstanding,
         ioprio_idle: false,
@@ -184,15 +195,26 @@ pub fn run_scenario(
     let halt = AtomicBool::new(false);
     let t0 = Instant::now();
     let (probe_out, bulk_out) = std::thread::scope(|s| {
-        let bulk = spec.interference.map(|_| {
+        let bulk = spec.interference.as_ref().map(|i| {
             let (bulk_cfg, keep_going, halt) = (&bulk_cfg, &keep_going, &halt);
+            let scratch = &scratch.path;
             s.spawn(move || {
                 interruptible_sleep(cfg.bulk_delay, halt);
                 let start = t0.elapsed();
-                let r = if halt.load(Ordering::Relaxed) {
-                    Ok(Default::default())
-                } else {
-                    run_bulk(bulk_cfg, halt)
+                let r = match i {
+                    _ if halt.load(Ordering::Relaxed) => Ok(CommandRun::default()),
+                    Interference::Bulk(_) => run_bulk(bulk_cfg, halt)
+                        .map(|stats| CommandRun { stats, ..Default::default() }),
+                    Interference::Command(c) => {
+                        let cc = CommandConfig {
+                            command: c.clone(),
+                            cwd: cfg.dir.clone(),
+                            scratch: bulk_cfg.dir.clone(),
+                            log: scratch.join("command.log"),
+                            ioprio_idle: bulk_cfg.ioprio_idle,
+                        };
+                        run_command(&cc, root.root(), halt, cfg.max_duration)
+                    }
                 };
                 // Keep probing two windows past the end: writeback outlives the writer.
                 interruptible_sleep(cfg.window * 2, halt);
@@ -210,18 +232,41 @@ pub fn run_scenario(
         (p, b)
     });
     let mut notes = applied.undo();
+    let command = match &spec.interference {
+        Some(Interference::Command(c)) => Some(c.as_str()),
+        _ => None,
+    };
     let out = probe_out.map_err(|e| StorageError::io("probe write/sync on", &probe_path, e))?;
     let bulk = match bulk_out {
         None => None,
         Some((start, r)) => {
-            let st = r.map_err(|e| StorageError::io("bulk writer in", &bulk_cfg.dir, e))?;
+            let what = if command.is_some() { "interference command in" } else { "bulk writer in" };
+            let run = r.map_err(|e| StorageError::io(what, &bulk_cfg.dir, e))?;
+            let st = run.stats;
             if st.interrupted {
-                notes.push(
-                    "bulk writer stopped before finishing (probe ended or interrupted)".into(),
-                );
+                notes.push(format!(
+                    "{} stopped before finishing (probe ended or interrupted)",
+                    if command.is_some() {
+                        "the command (its process group)"
+                    } else {
+                        "bulk writer"
+                    }
+                ));
+            }
+            if command.is_some() && !st.interrupted && run.exit_code != Some(0) {
+                notes.push(format!(
+                    "the command failed ({}){}",
+                    run.exit_code.map_or_else(
+                        || format!("signal {}", run.signal.unwrap_or(0)),
+                        |c| format!("exit {c}")
+                    ),
+                    run.log_tail.map_or(String::new(), |t| format!(": {t}"))
+                ));
             }
             Some(BulkRun {
-                mode: bulk_cfg.mode.name().into(),
+                mode: spec.interference.as_ref().map_or("", |i| i.name()).into(),
+                command: command.map(str::to_string),
+                exit_code: run.exit_code,
                 bytes: st.bytes,
                 files: st.files,
                 start_ns: start.as_nanos() as u64,
@@ -237,7 +282,7 @@ pub fn run_scenario(
     let secs = out.elapsed.as_secs_f64();
     Ok(Scenario {
         name: spec.name(),
-        interference: spec.interference.map(|i| i.name().to_string()),
+        interference: spec.interference.as_ref().map(|i| i.name().to_string()),
         mitigation: spec.mitigation.name(),
         ops: out.ops,
         iops: if secs > 0.0 { out.ops as f64 / secs } else { 0.0 },
@@ -307,7 +352,7 @@ mod tests {
     #[test]
     fn matrix_is_baseline_then_cross_product() {
         let m = matrix(
-            &[BulkMode::FsyncPerFile, BulkMode::SyncfsAtEnd],
+            &[BulkMode::FsyncPerFile.into(), BulkMode::SyncfsAtEnd.into()],
             &[MitigationSet::default(), MitigationSet::parse("ionice-idle").unwrap()],
         );
         let names: Vec<String> = m.iter().map(ScenarioSpec::name).collect();
@@ -321,7 +366,7 @@ mod tests {
                 "syncfs-at-end + ionice-idle"
             ]
         );
-        assert_eq!(matrix(&[BulkMode::NoSync], &[]).len(), 2);
+        assert_eq!(matrix(&[BulkMode::NoSync.into()], &[]).len(), 2);
     }
 
     #[test]
@@ -359,7 +404,7 @@ mod tests {
         let root = SysRoot::live();
         let env = crate::env::read_env(root.root(), &host::Host::default(), d.path());
         let spec = ScenarioSpec {
-            interference: Some(BulkMode::SyncfsAtEnd),
+            interference: Some(BulkMode::SyncfsAtEnd.into()),
             mitigation: MitigationSet::parse("ionice-idle").unwrap(),
         };
         let s = run_all(

@@ -117,19 +117,81 @@ pub fn scenario_text(s: &Scenario, bs: usize, sync: &str, window_ns: u64) -> Str
     o
 }
 
-/// The comparison table of a matrix (the one the seed made by hand).
+/// Which part of the seed's comparison a scenario belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Part {
+    Baseline,
+    Update,
+    Tried,
+    SkipFsync,
+}
+
+impl Part {
+    fn of(s: &Scenario) -> Self {
+        match (s.interference.as_deref(), &s.mitigation) {
+            (None, _) => Self::Baseline,
+            (Some("no-sync"), None) => Self::SkipFsync,
+            (Some(_), None) => Self::Update,
+            (Some(_), Some(_)) => Self::Tried,
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Self::Baseline => "Baseline",
+            Self::Update => "With concurrent update",
+            Self::Tried => "Mitigations tried",
+            Self::SkipFsync => "Update skips fsync (≈ ostree --disable-fsync)",
+        }
+    }
+}
+
+/// The comparison table of a matrix, laid out like the seed's (MCO #1897): baseline, with a
+/// concurrent update, the mitigations tried, the update without fsync; per row the probe's
+/// sync-latency figures as fio's `sync` block gives them, the worst window, how long the
+/// update took, and max against the baseline's.
 pub fn matrix_table(scenarios: &[Scenario]) -> String {
-    let w = scenarios.iter().map(|s| s.name.len()).max().unwrap_or(8).max(8);
+    let w = scenarios.iter().map(|s| s.name.len() + 2).max().unwrap_or(10).max(10);
+    let base_max = scenarios
+        .iter()
+        .find(|s| Part::of(s) == Part::Baseline)
+        .map(|s| s.lat_ns.max)
+        .filter(|m| *m > 0);
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<w$}  {:>10}  {:>10}  {:>13}  {:>13}  {:>7}  {:>10}  verdict",
-        "scenario", "p99", "p99.9", "worst-win p99", "worst-win max", "IOPS", "bulk"
+        "{:<w$} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  verdict",
+        "scenario",
+        "IOPS",
+        "avg",
+        "stdev",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99",
+        "max",
+        "worst-1s",
+        "max×",
+        "update"
     );
-    for s in scenarios {
+    let mut order: Vec<&Scenario> = scenarios.iter().collect();
+    order.sort_by_key(|s| Part::of(s));
+    let mut part = None;
+    for s in order {
+        let p = Part::of(s);
+        if part != Some(p) {
+            let _ = writeln!(o, "{}", p.title());
+            part = Some(p);
+        }
         let bulk = s.bulk.as_ref().map_or("-".to_string(), |b| {
             format!("{:.1} s{}", b.duration_ns as f64 / 1e9, if b.unfinished { "+" } else { "" })
         });
+        let ratio = match (base_max, p) {
+            (Some(m), p) if p != Part::Baseline => {
+                format!("{:.1}×", s.lat_ns.max as f64 / m as f64)
+            }
+            _ => "-".into(),
+        };
         let verdict = if s.pass() {
             "pass"
         } else if s.verdicts.iter().any(|v| v.pass) {
@@ -137,16 +199,23 @@ pub fn matrix_table(scenarios: &[Scenario]) -> String {
         } else {
             "FAIL"
         };
+        let l = &s.lat_ns;
         let _ = writeln!(
             o,
-            "{:<w$}  {:>10}  {:>10}  {:>13}  {:>13}  {:>7.0}  {:>10}  {verdict}",
+            "  {:<w2$} {:>6.0} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  {verdict}",
             s.name,
-            fmt_ns(s.lat_ns.p99),
-            fmt_ns(s.lat_ns.p999),
-            fmt_ns(s.worst_window_p99_ns),
-            fmt_ns(s.worst_window_max_ns),
             s.iops,
-            bulk
+            fmt_ns(l.avg),
+            fmt_ns(l.stddev),
+            fmt_ns(l.p50),
+            fmt_ns(l.p99),
+            fmt_ns(l.p999),
+            fmt_ns(l.p9999),
+            fmt_ns(l.max),
+            fmt_ns(s.worst_window_p99_ns),
+            ratio,
+            bulk,
+            w2 = w - 2,
         );
     }
     o
@@ -254,16 +323,37 @@ mod tests {
     }
 
     #[test]
-    fn matrix_table_rows_and_verdicts() {
-        let mut b = sc("syncfs-at-end", 15_000_000);
-        b.bulk = Some(BulkRun { duration_ns: 7_130_000_000, ..Default::default() });
-        let t = matrix_table(&[sc("baseline", 330_000), b, sc("x", 30_000_000)]);
+    fn matrix_table_is_laid_out_like_the_seeds_comparison() {
+        let with = |name: &str, p99: u64, i: &str, m: Option<&str>| {
+            let mut s = sc(name, p99);
+            s.interference = Some(i.into());
+            s.mitigation = m.map(Into::into);
+            s.bulk = Some(BulkRun { duration_ns: 7_130_000_000, ..Default::default() });
+            s
+        };
+        let t = matrix_table(&[
+            sc("baseline", 330_000),
+            with("syncfs-at-end", 15_000_000, "syncfs-at-end", None),
+            with("syncfs-at-end + ionice-idle", 30_000_000, "syncfs-at-end", Some("ionice-idle")),
+            with("no-sync", 400_000, "no-sync", None),
+        ]);
         let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(lines.len(), 4, "{t}");
-        assert!(lines[1].starts_with("baseline") && lines[1].ends_with("pass"), "{t}");
-        assert!(lines[2].contains("7.1 s") && lines[2].ends_with("fail etcd"), "{t}");
-        assert!(lines[3].ends_with("FAIL"), "{t}");
-        assert!(lines[1].contains("330 µs"), "{t}");
+        assert_eq!(lines.len(), 9, "{t}");
+        assert_eq!(
+            [lines[1], lines[3], lines[5], lines[7]],
+            [
+                "Baseline",
+                "With concurrent update",
+                "Mitigations tried",
+                "Update skips fsync (≈ ostree --disable-fsync)"
+            ],
+            "{t}"
+        );
+        assert!(lines[2].starts_with("  baseline") && lines[2].ends_with("pass"), "{t}");
+        assert!(lines[2].contains("330 µs"), "{t}");
+        assert!(lines[4].contains("7.1 s") && lines[4].ends_with("fail etcd"), "{t}");
+        assert!(lines[4].contains("45.5×"), "max 30 ms vs the baseline's 660 µs: {t}");
+        assert!(lines[6].ends_with("FAIL") && lines[8].ends_with("pass"), "{t}");
     }
 
     #[test]
@@ -299,6 +389,9 @@ mod tests {
         let mut r = EtcdResult {
             envelope: results::Envelope::new(results::Kind::Etcd, "t"),
             endpoint: String::new(),
+            source: Default::default(),
+            tls: false,
+            query: None,
             wal_fsync: EtcdHistogram { metric: "wal".into(), count: 3, ..Default::default() },
             backend_commit: None,
             windows: Vec::new(),

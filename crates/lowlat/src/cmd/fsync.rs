@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use storage::etcd::EtcdRequest;
+use storage::etcd::{EtcdRequest, Source, TlsFiles};
 use storage::units::parse_size;
-use storage::{BulkMode, ChoiceError, FsyncRequest, MitigationSet, Scenarios, SyncMode};
+use storage::{
+    BulkMode, ChoiceError, FsyncRequest, Interference, MitigationSet, Scenarios, SyncMode,
+};
 use util::duration::parse_positive_span as span;
 
 use super::common::{JsonArg, Output};
@@ -17,7 +19,8 @@ use crate::exit::{usage, ExitCode};
 #[command(after_help = "Examples:\n  lowlat measure fsync --dir /var/lib/etcd --duration 20s\n  \
 lowlat measure fsync --dir /var/lib/etcd --size 22m --bs 2300 --fio-json fio.json   # the etcd fio recipe\n  \
 lowlat measure fsync --interference syncfs-at-end --mitigation scheduler=bfq+ionice-idle\n  \
-lowlat measure fsync --matrix --duration 15s --json matrix.json")]
+lowlat measure fsync --matrix --duration 15s --json matrix.json\n  \
+lowlat measure fsync --dir /var/lib/etcd --interference-cmd 'rpm-ostree upgrade' --mitigation ionice-idle")]
 pub struct Args {
     /// Directory on the filesystem to test (e.g. /var/lib/etcd); scratch files go in a
     /// subdirectory that is removed afterwards.
@@ -49,6 +52,11 @@ pub struct Args {
     /// (comma-separated or repeated with --matrix).
     #[arg(long, value_delimiter = ',')]
     pub interference: Vec<BulkMode>,
+    /// A real update command as the interferer instead (`sh -c` in --dir, in its own process
+    /// group, ended with the scenario; `$LOWLAT_SCRATCH` is removed afterwards), e.g.
+    /// 'ostree --repo=repo pull-local tmp/repo COMMIT'.
+    #[arg(long, value_name = "CMD", conflicts_with = "interference")]
+    pub interference_cmd: Option<String>,
     /// ionice-idle, scheduler=none|mq-deadline|bfq|kyber, throttle=MB/s, rate=MB/s,
     /// outstanding=N, `none`; combine with + (comma-separated or repeated with --matrix).
     #[arg(long, value_delimiter = ',')]
@@ -74,13 +82,15 @@ pub struct Args {
 
 /// Run `lowlat measure fsync`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    let mut interferences: Vec<Interference> = a.interference.into_iter().map(Into::into).collect();
+    interferences.extend(a.interference_cmd.map(Interference::Command));
     let scenarios =
-        Scenarios::choose(a.interference, a.mitigation, a.matrix).map_err(|e| match e {
+        Scenarios::choose(interferences, a.mitigation, a.matrix).map_err(|e| match e {
             ChoiceError::SeveralWithoutMatrix => {
                 usage("several --interference/--mitigation values need --matrix")
             }
             ChoiceError::NeedsInterference(m) => {
-                usage(format!("--mitigation {m}: applies to the bulk writer; add --interference"))
+                usage(format!("--mitigation {m}: applies to the bulk writer; add --interference or --interference-cmd"))
             }
         })?;
     let req = FsyncRequest {
@@ -113,17 +123,49 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 /// Arguments of `lowlat measure etcd`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Example:\n  lowlat measure etcd --endpoint http://127.0.0.1:2379 --duration 60s --interval 5s"
+    after_help = "Examples:\n  lowlat measure etcd --endpoint http://127.0.0.1:2379 --duration 60s --interval 5s\n  \
+lowlat measure etcd --endpoint https://10.0.0.5:2379 --cacert ca.crt --cert peer.crt --key peer.key\n  \
+lowlat measure etcd --prometheus https://thanos-querier.openshift-monitoring.svc:9091 \\\n      \
+--token-file token --cacert service-ca.crt --selector 'job=\"etcd\"' --duration 1h --interval 1m"
 )]
 pub struct EtcdArgs {
-    /// etcd's metrics URL (http only: a client URL, or --listen-metrics-urls); `/metrics` is
-    /// appended when no path is given.
-    #[arg(long)]
-    pub endpoint: String,
+    /// etcd's metrics URL, http:// or https:// (a client URL, or --listen-metrics-urls);
+    /// `/metrics` is appended when no path is given.
+    #[arg(long, required_unless_present = "prometheus", conflicts_with = "prometheus")]
+    pub endpoint: Option<String>,
+    /// Read etcd's histograms from this Prometheus (or Thanos querier) base URL instead: the
+    /// window that ends now, by increase() over --duration and every --interval.
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// With --prometheus: label matchers for etcd's series, e.g. 'job="etcd",instance=~"m0.*"'
+    /// (default: every series, summed).
+    #[arg(long, requires = "prometheus", default_value = "")]
+    pub selector: String,
+    /// CA bundle (PEM) that verifies the server's certificate (https://).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Client certificate (PEM) for servers that require one (etcd --client-cert-auth).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Bearer token sent with every request (e.g. `oc whoami -t` for OpenShift's monitoring).
+    #[arg(
+        long,
+        env = "LOWLAT_BEARER_TOKEN",
+        hide_env_values = true,
+        conflicts_with = "token_file"
+    )]
+    pub token: Option<String>,
+    /// Read the bearer token from this file (e.g. a service account's token).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
     /// Window to measure (bucket deltas between the first and the last scrape).
     #[arg(long, default_value = "30s", value_parser = span)]
     pub duration: Duration,
-    /// Scrape this often for the per-interval series.
+    /// Scrape this often for the per-interval series (with --prometheus: the series' step,
+    /// whole seconds, at least twice Prometheus' scrape interval).
     #[arg(long, default_value = "5s", value_parser = span)]
     pub interval: Duration,
     #[command(flatten)]
@@ -133,8 +175,23 @@ pub struct EtcdArgs {
 /// Run `lowlat measure etcd`.
 pub fn run_etcd(a: EtcdArgs) -> anyhow::Result<ExitCode> {
     let tool = format!("lowlat {}", super::VERSION);
-    let req =
-        EtcdRequest { endpoint: a.endpoint, duration: a.duration, interval: a.interval, tool };
+    let bearer = match &a.token_file {
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .map_err(|e| usage(format!("--token-file {}: {e}", p.display())))?
+                .trim()
+                .to_string(),
+        ),
+        None => a.token,
+    };
+    let source = match (a.endpoint, a.prometheus) {
+        (_, Some(url)) => Source::Prometheus { url, selector: a.selector },
+        (Some(endpoint), None) => Source::Metrics { endpoint },
+        (None, None) => return Err(usage("give --endpoint or --prometheus")),
+    };
+    let tls = TlsFiles { cacert: a.cacert, cert: a.cert, key: a.key };
+    let (duration, interval) = (a.duration, a.interval);
+    let req = EtcdRequest { source, tls, bearer, duration, interval, tool };
     util::signal::install();
     let root = host::Root::live();
     let run = storage::etcd::run(&req, &root, util::signal::stop_flag(), &mut a.json.human_view())?;

@@ -85,8 +85,12 @@ pub fn latency(r: &LatencyResult) -> String {
         }
     }
     if !r.breaches.is_empty() {
-        let _ = writeln!(out, "threshold reached {} time(s); first:", r.breaches.len());
-        for b in r.breaches.iter().take(5) {
+        let _ = writeln!(
+            out,
+            "threshold reached {} time(s); the worst, in time order:",
+            r.breach_total()
+        );
+        for b in &crate::latency::worst_breaches(r.breaches.clone(), 5) {
             let cpu = b.cpu.map_or("-".to_string(), |c| c.to_string());
             let _ = writeln!(
                 out,

@@ -1,121 +1,346 @@
-//! A minimal HTTP/1.1 GET over a `TcpStream` (no TLS): enough to scrape Prometheus text.
+//! HTTP(S) GET for etcd's `/metrics` and Prometheus' query API: `ureq` with rustls (ring, no
+//! OpenSSL), optional mutual TLS from PEM files (etcd's `--trusted-ca-file`/`--cert-file`/
+//! `--key-file` counterparts), an optional bearer token, a time limit per request and a bound
+//! on the body. Failures say which side refused what: a server certificate the CA does not
+//! sign, a client certificate the server refuses, a token Prometheus refuses.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
+
+use ureq::tls::{Certificate, ClientCert, PemItem, PrivateKey, RootCerts, TlsConfig};
 
 use crate::error::StorageError;
 
-/// `http://host:port/path` → (host:port, path). No TLS.
-pub fn split_url(url: &str) -> Result<(String, String), StorageError> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        StorageError::Input(format!(
-            "the endpoint {url}: only http:// is supported (for a TLS etcd, scrape its --listen-metrics-urls http endpoint)"
-        ))
-    })?;
-    let (hostport, path) = match rest.split_once('/') {
-        Some((h, p)) => (h.to_string(), format!("/{p}")),
-        None => (rest.to_string(), "/metrics".to_string()),
-    };
-    let path = if path == "/" { "/metrics".to_string() } else { path };
-    if hostport.is_empty() {
-        return Err(StorageError::Input(format!("the endpoint {url}: no host")));
-    }
-    let hostport = if hostport.contains(':') { hostport } else { format!("{hostport}:80") };
-    Ok((hostport, path))
+/// Largest body read (etcd's `/metrics` is ~100–300 KiB; a Prometheus range query for one
+/// histogram a few hundred KiB).
+pub const MAX_BODY: u64 = 32 << 20;
+
+/// PEM files for TLS: the CA that signs the server's certificate, and the client certificate
+/// and key for servers that require one (etcd with `--client-cert-auth`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TlsFiles {
+    /// CA bundle that verifies the server (default: the bundled web roots).
+    pub cacert: Option<PathBuf>,
+    /// Client certificate (chain), PEM.
+    pub cert: Option<PathBuf>,
+    /// Client private key, PEM (PKCS#8, PKCS#1 or SEC1).
+    pub key: Option<PathBuf>,
 }
 
-/// Decode a `Transfer-Encoding: chunked` body.
-pub fn dechunk(body: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    loop {
-        let rest = body.get(i..)?;
-        let nl = rest.windows(2).position(|w| w == b"\r\n")?;
-        let size_txt = std::str::from_utf8(rest.get(..nl)?).ok()?;
-        let size = usize::from_str_radix(size_txt.split(';').next()?.trim(), 16).ok()?;
-        i += nl + 2;
-        if size == 0 {
-            return Some(out);
+impl TlsFiles {
+    /// Whether any file was given.
+    pub fn any(&self) -> bool {
+        self.cacert.is_some() || self.cert.is_some() || self.key.is_some()
+    }
+}
+
+/// A configured client; one per run (connections are reused between scrapes).
+pub struct HttpClient {
+    agent: ureq::Agent,
+    bearer: Option<String>,
+    tls: TlsFiles,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("tls", &self.tls)
+            .field("bearer", &self.bearer.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+fn input(m: String) -> StorageError {
+    StorageError::Input(m)
+}
+
+fn read_pem(path: &Path, what: &str) -> Result<Vec<PemItem<'static>>, StorageError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| input(format!("the {what} file {}: {e}", path.display())))?;
+    if bytes.len() > 1 << 20 {
+        return Err(input(format!("the {what} file {}: larger than 1 MiB", path.display())));
+    }
+    ureq::tls::parse_pem(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| input(format!("the {what} file {}: not PEM ({e})", path.display())))
+}
+
+fn certs(path: &Path, what: &str) -> Result<Vec<Certificate<'static>>, StorageError> {
+    let v: Vec<Certificate<'static>> = read_pem(path, what)?
+        .into_iter()
+        .filter_map(|i| match i {
+            PemItem::Certificate(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if v.is_empty() {
+        return Err(input(format!(
+            "the {what} file {}: no CERTIFICATE block in it",
+            path.display()
+        )));
+    }
+    Ok(v)
+}
+
+fn key(path: &Path) -> Result<PrivateKey<'static>, StorageError> {
+    read_pem(path, "client key")?
+        .into_iter()
+        .find_map(|i| match i {
+            PemItem::PrivateKey(k) => Some(k),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            input(format!("the client key file {}: no PRIVATE KEY block in it", path.display()))
+        })
+}
+
+/// Check the scheme and host of a URL: `http://` or `https://`, something after it.
+pub fn check_url(url: &str) -> Result<(), StorageError> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    match rest {
+        None => {
+            Err(input(format!("the URL {url}: expected http://host:port or https://host:port")))
         }
-        out.extend_from_slice(body.get(i..i + size)?);
-        i += size + 2;
+        Some(r) if r.split('/').next().is_none_or(str::is_empty) => {
+            Err(input(format!("the URL {url}: no host")))
+        }
+        Some(_) if url.len() > 2048 => Err(input("a URL longer than 2048 bytes".into())),
+        Some(_) => Ok(()),
     }
 }
 
-/// GET the URL; returns the body text.
-pub fn http_get(url: &str, timeout: Duration) -> Result<String, StorageError> {
-    let (hostport, path) = split_url(url)?;
-    let io = |source: std::io::Error| StorageError::Scrape { url: url.to_string(), source };
-    let addr = hostport.to_socket_addrs().map_err(io)?.next().ok_or_else(|| {
-        StorageError::Input(format!("the endpoint {url}: {hostport} does not resolve"))
-    })?;
-    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(io)?;
-    s.set_read_timeout(Some(timeout)).map_err(io)?;
-    s.set_write_timeout(Some(timeout)).map_err(io)?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {hostport}\r\nUser-Agent: lowlat\r\nAccept: text/plain\r\nConnection: close\r\n\r\n")
-        .map_err(io)?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(io)?;
-    parse_response(&raw).map_err(|m| io(std::io::Error::other(m)))
+/// etcd's metrics URL: the given one, with `/metrics` when it names no path.
+pub fn metrics_url(url: &str) -> Result<String, StorageError> {
+    check_url(url)?;
+    let after = url.split_once("://").map_or("", |(_, r)| r);
+    Ok(match after.split_once('/') {
+        None => format!("{url}/metrics"),
+        Some((_, "")) => format!("{url}metrics"),
+        Some(_) => url.to_string(),
+    })
 }
 
-/// Split an HTTP/1.1 response into its body (status must be 200).
-pub fn parse_response(raw: &[u8]) -> Result<String, String> {
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("truncated HTTP response")?;
-    let head = String::from_utf8_lossy(raw.get(..split).unwrap_or_default());
-    let body = raw.get(split + 4..).unwrap_or_default();
-    let status = head.lines().next().unwrap_or_default();
-    if status.split_whitespace().nth(1) != Some("200") {
-        return Err(format!("HTTP status {status:?}"));
+impl HttpClient {
+    /// A client with these TLS files (read and checked now: a missing or malformed file is an
+    /// input error before anything is requested), an optional bearer token and a time limit
+    /// per request.
+    pub fn new(
+        tls: &TlsFiles,
+        bearer: Option<String>,
+        timeout: Duration,
+    ) -> Result<Self, StorageError> {
+        let mut b = TlsConfig::builder();
+        if let Some(ca) = &tls.cacert {
+            b = b.root_certs(RootCerts::Specific(Arc::new(certs(ca, "CA")?)));
+        }
+        match (&tls.cert, &tls.key) {
+            (Some(c), Some(k)) => {
+                b = b.client_cert(Some(ClientCert::new_with_certs(
+                    &certs(c, "client certificate")?,
+                    key(k)?,
+                )));
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(input("a client certificate without its key: give both".into()))
+            }
+            (None, Some(_)) => {
+                return Err(input("a client key without its certificate: give both".into()))
+            }
+        }
+        if let Some(t) = &bearer {
+            if t.is_empty() || t.len() > 16 << 10 || t.chars().any(|c| c.is_control()) {
+                return Err(input(
+                    "the bearer token: empty, over 16 KiB or with control characters (a token file's trailing newline is trimmed)".into(),
+                ));
+            }
+        }
+        let agent = ureq::Agent::config_builder()
+            .tls_config(b.build())
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent("lowlat")
+            .build()
+            .new_agent();
+        Ok(Self { agent, bearer, tls: tls.clone() })
     }
-    let chunked = head.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    let body = if chunked { dechunk(body).ok_or("bad chunked body")? } else { body.to_vec() };
-    Ok(String::from_utf8_lossy(&body).into_owned())
+
+    /// GET `url` with these query parameters (encoded here); the body text when the status is
+    /// 200.
+    pub fn get(&self, url: &str, query: &[(&str, &str)]) -> Result<String, StorageError> {
+        check_url(url)?;
+        let mut req = self.agent.get(url);
+        for (k, v) in query {
+            req = req.query(*k, *v);
+        }
+        if let Some(t) = &self.bearer {
+            req = req.header("Authorization", &format!("Bearer {t}"));
+        }
+        let mut resp = req.call().map_err(|e| self.explain(url, e))?;
+        let status = resp.status().as_u16();
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY)
+            .read_to_string()
+            .map_err(|e| self.explain(url, e))?;
+        match status {
+            200 => Ok(body),
+            401 | 403 => Err(StorageError::Http {
+                url: url.into(),
+                detail: format!(
+                    "HTTP {status}: {}",
+                    if self.bearer.is_some() {
+                        "the bearer token was refused (expired, or lacks access to this resource?)"
+                    } else {
+                        "the server wants credentials: give a bearer token"
+                    }
+                ),
+            }),
+            _ => Err(StorageError::Http {
+                url: url.into(),
+                detail: format!("HTTP {status}: {}", body.chars().take(300).collect::<String>()),
+            }),
+        }
+    }
+
+    fn explain(&self, url: &str, e: ureq::Error) -> StorageError {
+        let tls = |detail: String| StorageError::Tls { url: url.into(), detail };
+        match e {
+            ureq::Error::Rustls(rustls::Error::InvalidCertificate(c)) => tls(match &self.tls.cacert {
+                Some(ca) => format!(
+                    "the server's certificate does not verify against the CA file {} ({c:?}): give the CA that signed the server's certificate",
+                    ca.display()
+                ),
+                None => format!(
+                    "the server's certificate does not verify against the bundled web roots ({c:?}): give the CA file that signed it (a cluster's etcd uses its own CA)"
+                ),
+            }),
+            ureq::Error::Rustls(rustls::Error::AlertReceived(a)) => tls(match &self.tls.cert {
+                Some(c) => format!(
+                    "the server refused the handshake (alert {a:?}): is the client certificate {} signed by the server's client CA?",
+                    c.display()
+                ),
+                None => format!(
+                    "the server refused the handshake (alert {a:?}): it probably requires a client certificate and key"
+                ),
+            }),
+            ureq::Error::Rustls(r) => tls(r.to_string()),
+            ureq::Error::Tls(m) => tls(m.to_string()),
+            ureq::Error::Io(io) if io.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => {
+                let inner = io.into_inner().and_then(|i| i.downcast::<rustls::Error>().ok());
+                match inner {
+                    Some(r) => self.explain(url, ureq::Error::Rustls(*r)),
+                    None => tls("TLS error".into()),
+                }
+            }
+            ureq::Error::BodyExceedsLimit(n) => StorageError::Http {
+                url: url.into(),
+                detail: format!("the response is larger than {n} bytes"),
+            },
+            other => StorageError::Http {
+                url: url.into(),
+                detail: if self.tls.any() && url.starts_with("http://") {
+                    format!("{other} (TLS files were given but the URL is http://: use https://?)")
+                } else {
+                    other.to_string()
+                },
+            },
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read as _, Write as _};
 
     #[test]
-    fn urls_and_http_bodies() {
-        assert_eq!(
-            split_url("http://127.0.0.1:2379").unwrap(),
-            ("127.0.0.1:2379".into(), "/metrics".into())
-        );
-        assert_eq!(split_url("http://h/m").unwrap(), ("h:80".into(), "/m".into()));
-        assert!(split_url("https://h").unwrap_err().is_input());
-        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
-        assert_eq!(parse_response(r).unwrap(), "hello world");
-        assert_eq!(
-            parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").unwrap(),
-            "ok"
-        );
-        assert!(parse_response(b"HTTP/1.1 404 Not Found\r\n\r\n").unwrap_err().contains("404"));
-        assert!(parse_response(b"HTTP/1.1 200").is_err());
-        assert!(dechunk(b"zz\r\n").is_none());
-        assert!(dechunk(b"5\r\nhel").is_none());
+    fn urls() {
+        assert_eq!(metrics_url("http://127.0.0.1:2379").unwrap(), "http://127.0.0.1:2379/metrics");
+        assert_eq!(metrics_url("https://h:2379/").unwrap(), "https://h:2379/metrics");
+        assert_eq!(metrics_url("https://h/m").unwrap(), "https://h/m");
+        for bad in ["ftp://h", "h:2379", "http://", "https:///metrics"] {
+            assert!(metrics_url(bad).unwrap_err().is_input(), "{bad}");
+        }
     }
 
     #[test]
-    fn scrape_over_a_local_socket() {
+    fn files_are_checked_before_any_request() {
+        let d = tempfile::tempdir().unwrap();
+        let t = Duration::from_secs(1);
+        let missing = TlsFiles { cacert: Some(d.path().join("ca.pem")), ..Default::default() };
+        let e = HttpClient::new(&missing, None, t).unwrap_err();
+        assert!(e.is_input() && e.to_string().contains("the CA file"), "{e}");
+        let junk = d.path().join("junk.pem");
+        std::fs::write(&junk, "not a certificate\n").unwrap();
+        let e = HttpClient::new(
+            &TlsFiles { cacert: Some(junk.clone()), ..Default::default() },
+            None,
+            t,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("no CERTIFICATE block"), "{e}");
+        let half = TlsFiles { cert: Some(junk), ..Default::default() };
+        let e = HttpClient::new(&half, None, t).unwrap_err();
+        assert!(e.to_string().contains("without its key"), "{e}");
+        let e = HttpClient::new(&TlsFiles::default(), Some("a\nb".into()), t).unwrap_err();
+        assert!(e.to_string().contains("bearer token"), "{e}");
+    }
+
+    /// A one-shot HTTP/1.1 server on 127.0.0.1: answers `status` and `body`, returns the
+    /// request it saw.
+    fn serve_once(status: &str, body: &'static str) -> (String, std::thread::JoinHandle<String>) {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
+        let status = status.to_string();
         let t = std::thread::spawn(move || {
             let (mut s, _) = l.accept().unwrap();
-            let mut buf = [0u8; 1024];
-            let _ = s.read(&mut buf).unwrap();
-            let body = b"etcd_disk_wal_fsync_duration_seconds_count 3\n";
-            write!(s, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).unwrap();
-            s.write_all(body).unwrap();
+            let mut buf = [0u8; 4096];
+            let n = s.read(&mut buf).unwrap();
+            write!(
+                s,
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+            .unwrap();
+            String::from_utf8_lossy(&buf[..n]).into_owned()
         });
-        let text =
-            http_get(&format!("http://127.0.0.1:{port}/metrics"), Duration::from_secs(5)).unwrap();
+        (format!("http://127.0.0.1:{port}"), t)
+    }
+
+    #[test]
+    fn get_sends_query_and_token_and_reads_the_body() {
+        let (url, t) = serve_once("200 OK", "hello");
+        let c =
+            HttpClient::new(&TlsFiles::default(), Some("s3cret".into()), Duration::from_secs(5))
+                .unwrap();
+        assert_eq!(
+            c.get(&format!("{url}/api/v1/query"), &[("query", "a{b=\"c\"}[5m]")]).unwrap(),
+            "hello"
+        );
+        let req = t.join().unwrap();
+        assert!(
+            req.starts_with("GET /api/v1/query?query=a%7Bb%3D%22c%22%7D%5B5m%5D HTTP/1.1"),
+            "{req}"
+        );
+        assert!(req.to_ascii_lowercase().contains("authorization: bearer s3cret"), "{req}");
+        assert!(!format!("{c:?}").contains("s3cret"), "the token stays out of Debug");
+    }
+
+    #[test]
+    fn refused_tokens_and_other_statuses_are_explained() {
+        let (url, t) = serve_once("401 Unauthorized", "");
+        let c = HttpClient::new(&TlsFiles::default(), Some("x".into()), Duration::from_secs(5))
+            .unwrap();
+        let e = c.get(&url, &[]).unwrap_err();
         t.join().unwrap();
-        assert_eq!(text, "etcd_disk_wal_fsync_duration_seconds_count 3\n");
+        assert!(e.to_string().contains("bearer token was refused"), "{e}");
+        let (url, t) = serve_once("500 Internal Server Error", "boom");
+        let e = c.get(&url, &[]).unwrap_err();
+        t.join().unwrap();
+        assert!(e.to_string().contains("HTTP 500: boom") && !e.is_input(), "{e}");
     }
 }

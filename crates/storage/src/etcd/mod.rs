@@ -1,23 +1,27 @@
-//! `lowlat measure etcd`: scrape a running etcd's `/metrics` (Prometheus text over plain
-//! HTTP/1.1; no TLS) at the start, every interval and at the end of the window, take the WAL
-//! fsync and backend commit histograms, and compute quantiles of the *difference* between two
-//! scrapes (what happened in the window) with Prometheus' `histogram_quantile` interpolation.
-//! etcd's buckets are 1 ms … 8.192 s, so the quantiles are interpolations inside a bucket: the
-//! caveat travels with the numbers.
+//! `lowlat measure etcd`: etcd's WAL fsync and backend commit histograms over a window, read
+//! either from etcd's own `/metrics` (HTTP, or HTTPS with the cluster's CA and a client
+//! certificate: OpenShift serves them only over mutual TLS) scraped at the start, every
+//! interval and at the end, or from a Prometheus that scrapes etcd (`increase()` over the
+//! window and each interval, [`promapi`]). Quantiles are computed from the *difference* (what
+//! happened in the window) with Prometheus' `histogram_quantile` interpolation. etcd's buckets
+//! are 1 ms … 8.192 s, so the quantiles are interpolations inside a bucket: the caveat travels
+//! with the numbers.
 
 pub mod http;
 pub mod prom;
+pub mod promapi;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use results::fsync::{
-    EtcdHistogram, EtcdResult, EtcdWindow, Verdict, ETCD_COMMIT_P99_LIMIT_NS, ETCD_P99_LIMIT_NS,
+    EtcdHistogram, EtcdResult, EtcdSource, EtcdWindow, Verdict, ETCD_COMMIT_P99_LIMIT_NS,
+    ETCD_P99_LIMIT_NS,
 };
 use util::exit::ExitCode;
 
-pub use http::http_get;
+pub use http::{HttpClient, TlsFiles};
 pub use prom::{parse_histogram, PromHistogram};
 
 use crate::error::StorageError;
@@ -29,14 +33,35 @@ pub const BACKEND_COMMIT: &str = "etcd_disk_backend_commit_duration_seconds";
 /// Printed and stored with every result.
 pub const CAVEAT: &str = "etcd histograms have buckets 1 ms, 2 ms, 4 ms … 8.192 s: quantiles are linear interpolations inside a bucket (a p99 of 3 ms means 'between 2 and 4 ms'); sub-millisecond behaviour is invisible — use `lowlat measure fsync` on the same directory for that";
 
+/// Time limit of one HTTP request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the histograms come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// etcd's metrics URL (`http(s)://host:port[/path]`; `/metrics` when no path is given),
+    /// scraped live over the window.
+    Metrics { endpoint: String },
+    /// A Prometheus (or Thanos querier) base URL: the window that ends now, read back.
+    Prometheus {
+        url: String,
+        /// Label matchers for etcd's series (`job="etcd"`); empty = every series, summed.
+        selector: String,
+    },
+}
+
 /// What to measure.
 #[derive(Debug, Clone)]
 pub struct EtcdRequest {
-    /// etcd's metrics URL (`http://host:port[/path]`; `/metrics` when no path is given).
-    pub endpoint: String,
-    /// The window: bucket deltas between the first and the last scrape.
+    pub source: Source,
+    /// CA / client certificate files for `https://`.
+    pub tls: TlsFiles,
+    /// Bearer token sent with every request (Prometheus behind OpenShift's OAuth proxy).
+    pub bearer: Option<String>,
+    /// The window: bucket deltas between the first and the last scrape (or Prometheus'
+    /// increase over it).
     pub duration: Duration,
-    /// Scrape this often for the per-interval series.
+    /// Scrape this often for the per-interval series (Prometheus: the series' step).
     pub interval: Duration,
     /// The tool that ran it, for the result (`lowlat 0.1.0`).
     pub tool: String,
@@ -68,8 +93,8 @@ impl EtcdRun {
 
 type Scrape = (PromHistogram, Option<PromHistogram>);
 
-fn scrape(url: &str) -> Result<Scrape, StorageError> {
-    let text = http_get(url, Duration::from_secs(10))?;
+fn scrape(client: &HttpClient, url: &str) -> Result<Scrape, StorageError> {
+    let text = client.get(url, &[])?;
     let wal = parse_histogram(&text, WAL_FSYNC)
         .ok_or_else(|| StorageError::NotEtcd { url: url.to_string(), metric: WAL_FSYNC })?;
     Ok((wal, parse_histogram(&text, BACKEND_COMMIT)))
@@ -122,40 +147,40 @@ fn verdicts(wal: &EtcdHistogram, commit: Option<&EtcdHistogram>) -> Vec<Verdict>
     out
 }
 
-/// Run `measure etcd`: scrape, print a line per interval and the summary to `out`, and return
-/// the result. `root` is the host the result's host summary is read from; `stop` ends the
-/// window early (the result then covers what ran).
+/// Run `measure etcd`: read the histograms, print a line per interval and the summary to
+/// `out`, and return the result. `root` is the host the result's host summary is read from;
+/// `stop` ends a live window early (the result then covers what ran).
 pub fn run(
     req: &EtcdRequest,
     root: &host::Root,
     stop: &AtomicBool,
     out: &mut dyn Write,
 ) -> Result<EtcdRun, StorageError> {
+    let client = HttpClient::new(&req.tls, req.bearer.clone(), REQUEST_TIMEOUT)?;
     let started = SystemTime::now();
     let t0 = Instant::now();
-    let first = scrape(&req.endpoint)?;
-    let mut last = first.clone();
-    let mut windows = Vec::new();
-    let text = crate::text::etcd_header(&req.endpoint, req.duration, req.interval);
-    out.write_all(text.as_bytes()).map_err(StorageError::View)?;
-    while t0.elapsed() < req.duration && !stop.load(Ordering::SeqCst) {
-        let left = req.duration.saturating_sub(t0.elapsed()).min(req.interval);
-        crate::pace::sleep_until(Instant::now() + left, Duration::from_millis(100), stop);
-        let now = scrape(&req.endpoint)?;
-        let w = window(windows.len() as u64 * req.interval.as_nanos() as u64, &now, &last);
-        writeln!(out, "{}", crate::text::etcd_window(t0.elapsed(), &w))
-            .map_err(StorageError::View)?;
-        windows.push(w);
-        last = now;
-    }
-    let wal = etcd_hist(WAL_FSYNC, &last.0.delta(&first.0));
-    let commit = match (&last.1, &first.1) {
-        (Some(l), Some(f)) => Some(etcd_hist(BACKEND_COMMIT, &l.delta(f))),
-        _ => None,
+    let (endpoint, source, query, read) = match &req.source {
+        Source::Metrics { endpoint } => {
+            let url = http::metrics_url(endpoint)?;
+            let r = scrape_window(&client, &url, req, stop, out)?;
+            (url, EtcdSource::Metrics, None, r)
+        }
+        Source::Prometheus { url, selector } => {
+            http::check_url(url)?;
+            promapi::check_selector(selector)?;
+            let api =
+                promapi::PromApi { client: &client, base: url.clone(), selector: selector.clone() };
+            let query = api.bucket_expr(WAL_FSYNC, req.duration);
+            (url.clone(), EtcdSource::Prometheus, Some(query), prometheus_window(&api, req, out)?)
+        }
     };
+    let (wal, commit, windows) = read;
     let mut result = EtcdResult {
         envelope: results::Envelope::new(results::Kind::Etcd, &req.tool),
-        endpoint: req.endpoint.clone(),
+        endpoint: endpoint.clone(),
+        source,
+        tls: endpoint.starts_with("https://"),
+        query,
         verdicts: verdicts(&wal, commit.as_ref()),
         wal_fsync: wal,
         backend_commit: commit,
@@ -169,12 +194,101 @@ pub fn run(
     e.started_at = Some(util::time::rfc3339_millis(started));
     e.duration_ns = t0.elapsed().as_nanos() as u64;
     e.host = results::HostContext::from_host(&host::read(root));
+    let (selector, prometheus) = match &req.source {
+        Source::Prometheus { selector, .. } => (Some(selector.as_str()), true),
+        Source::Metrics { .. } => (None, false),
+    };
     e.params = serde_json::json!({
-        "endpoint": req.endpoint,
+        "endpoint": endpoint,
+        "prometheus": prometheus,
+        "selector": selector,
         "duration_ns": req.duration.as_nanos() as u64,
         "interval_ns": req.interval.as_nanos() as u64,
+        "cacert": req.tls.cacert,
+        "cert": req.tls.cert,
+        "key": req.tls.key,
+        "bearer_token": req.bearer.is_some(),
     });
     Ok(EtcdRun { result, interrupted })
+}
+
+type Read = (EtcdHistogram, Option<EtcdHistogram>, Vec<EtcdWindow>);
+
+/// Scrape etcd live: at the start, every interval, at the end.
+fn scrape_window(
+    client: &HttpClient,
+    url: &str,
+    req: &EtcdRequest,
+    stop: &AtomicBool,
+    out: &mut dyn Write,
+) -> Result<Read, StorageError> {
+    let t0 = Instant::now();
+    let first = scrape(client, url)?;
+    let mut last = first.clone();
+    let mut windows = Vec::new();
+    let text = crate::text::etcd_header(url, req.duration, req.interval);
+    out.write_all(text.as_bytes()).map_err(StorageError::View)?;
+    while t0.elapsed() < req.duration && !stop.load(Ordering::SeqCst) {
+        let left = req.duration.saturating_sub(t0.elapsed()).min(req.interval);
+        crate::pace::sleep_until(Instant::now() + left, Duration::from_millis(100), stop);
+        let now = scrape(client, url)?;
+        let w = window(windows.len() as u64 * req.interval.as_nanos() as u64, &now, &last);
+        writeln!(out, "{}", crate::text::etcd_window(t0.elapsed(), &w))
+            .map_err(StorageError::View)?;
+        windows.push(w);
+        last = now;
+    }
+    let wal = etcd_hist(WAL_FSYNC, &last.0.delta(&first.0));
+    let commit = match (&last.1, &first.1) {
+        (Some(l), Some(f)) => Some(etcd_hist(BACKEND_COMMIT, &l.delta(f))),
+        _ => None,
+    };
+    Ok((wal, commit, windows))
+}
+
+/// Read the window that ends now back from Prometheus.
+fn prometheus_window(
+    api: &promapi::PromApi<'_>,
+    req: &EtcdRequest,
+    out: &mut dyn Write,
+) -> Result<Read, StorageError> {
+    let end = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+        .floor();
+    let secs = req.duration.as_secs().max(1);
+    let range = Duration::from_secs(secs);
+    let start = end - secs as f64;
+    let step = Duration::from_secs(req.interval.as_secs().max(1));
+    let wal = api.increase(WAL_FSYNC, range, end)?.ok_or_else(|| StorageError::NoSeries {
+        url: api.base.clone(),
+        query: api.bucket_expr(WAL_FSYNC, range),
+    })?;
+    let commit = api.increase(BACKEND_COMMIT, range, end)?;
+    let text = crate::text::etcd_header(&api.base, range, step);
+    out.write_all(text.as_bytes()).map_err(StorageError::View)?;
+    let ws = api.series(WAL_FSYNC, step, start, end)?;
+    let cs = api.series(BACKEND_COMMIT, step, start, end)?;
+    let mut windows = Vec::new();
+    for (t, h) in &ws {
+        let c = cs.iter().find(|(tc, _)| (tc - t).abs() < 0.001).map(|(_, h)| h);
+        let w = EtcdWindow {
+            start_ns: ((t - step.as_secs_f64() - start).max(0.0) * 1e9) as u64,
+            wal_fsync_count: h.count.round() as u64,
+            wal_fsync_p99_ns: ns(h.quantile(0.99)),
+            backend_commit_count: c.map_or(0, |c| c.count.round() as u64),
+            backend_commit_p99_ns: c.map_or(0, |c| ns(c.quantile(0.99))),
+        };
+        let at = Duration::from_secs_f64((t - start).max(0.0));
+        writeln!(out, "{}", crate::text::etcd_window(at, &w)).map_err(StorageError::View)?;
+        windows.push(w);
+    }
+    if windows.is_empty() {
+        writeln!(out, "note: no per-interval data: an interval needs at least two of Prometheus' scrapes (OpenShift scrapes etcd every 30 s: use 1m or more)")
+            .map_err(StorageError::View)?;
+    }
+    Ok((etcd_hist(WAL_FSYNC, &wal), commit.map(|c| etcd_hist(BACKEND_COMMIT, &c)), windows))
 }
 
 #[cfg(test)]
@@ -210,6 +324,9 @@ mod tests {
             result: EtcdResult {
                 envelope: results::Envelope::new(results::Kind::Etcd, "t"),
                 endpoint: String::new(),
+                source: EtcdSource::Metrics,
+                tls: false,
+                query: None,
                 verdicts: verdicts(&wal, None),
                 wal_fsync: wal,
                 backend_commit: None,
@@ -235,7 +352,8 @@ mod tests {
             let _ = s.read(&mut [0u8; 1024]).unwrap();
             s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnope").unwrap();
         });
-        let e = scrape(&format!("http://127.0.0.1:{port}")).unwrap_err();
+        let c = HttpClient::new(&TlsFiles::default(), None, REQUEST_TIMEOUT).unwrap();
+        let e = scrape(&c, &format!("http://127.0.0.1:{port}/metrics")).unwrap_err();
         t.join().unwrap();
         assert!(e.is_input() && e.to_string().contains(WAL_FSYNC), "{e}");
     }
