@@ -185,14 +185,7 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         let p = partition::plan(&layout, &req.partition)?;
         (p.reserved, p.isolated, p.offlined, p.smt_disabled, p.rationale)
     };
-    let kernel_args = if options.style == Style::Ppc && !options.workload_hints {
-        // PAO-era PPC: only what the profile itself carries.
-        let mut v = rules::kernel_args(&reserved, &isolated, &options);
-        v.retain(|a| a.key != "nmi_watchdog");
-        v
-    } else {
-        rules::kernel_args(&reserved, &isolated, &options)
-    };
+    let kernel_args = rules::derived_kernel_args(&reserved, &isolated, &options);
     let runtime = rules::runtime_items(&reserved, &isolated, &options, &facts(host));
     if let Some(hv) = &host.virtualization {
         rationale.push(format!(
@@ -220,7 +213,7 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         kernel_args.len(),
         runtime.len()
     ));
-    Ok(Plan {
+    let plan = Plan {
         schema_version: SCHEMA_VERSION,
         name: req.name.clone(),
         host: req.host_name.clone(),
@@ -232,7 +225,16 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         runtime,
         rationale,
         smt_disabled,
-    })
+    };
+    // The same rules a plan file is read with: a name or host that could not be read back
+    // (or that would reach a script unsafely) is refused here, where it comes in.
+    plan.validate().map_err(|p| {
+        PlanError::invalid(
+            format!("the plan would be invalid: {}", p.problem),
+            format!("{} ({})", p.fix, p.field),
+        )
+    })?;
+    Ok(plan)
 }
 
 #[cfg(test)]

@@ -267,6 +267,7 @@ impl Request {
             (None, Some(sel)) => Some(CpuRequest::List(t.host.resolve(sel))),
             (None, None) => None,
         };
+        let isolated = self.isolated.as_ref().map(|s| isolated_request(s, &t.host)).transpose()?;
         let offlined_count = match &self.offline {
             Some(CpuRequest::Count(n)) => i64::try_from(*n).unwrap_or(i64::MAX),
             _ => 0,
@@ -298,7 +299,7 @@ impl Request {
             },
             partition: PartitionRequest {
                 reserved,
-                isolated: self.isolated.as_ref().map(|s| t.host.resolve(s)),
+                isolated: isolated.flatten(),
                 offline: self.offline,
                 no_smt,
                 split_reserved_across_numa: split,
@@ -337,5 +338,51 @@ mod tests {
         assert!(e.to_string().contains("busy-poll time 50000000 µs"), "{e}");
         let e = req(None, Some(2_000_000), None).check().unwrap_err();
         assert!(e.to_string().contains("idle limit"), "{e}");
+    }
+}
+
+/// The isolated CPUs asked for by name or list: `all` is every CPU but the housekeeping ones
+/// (what the planner isolates by default), `isolated` the CPUs the host isolates now (refused
+/// when it isolates none), a list as given.
+fn isolated_request(sel: &CpuSelector, host: &Host) -> Result<Option<cpuset::CpuSet>, PlanError> {
+    use cpuset::CpuName;
+    match sel {
+        CpuSelector::Named(CpuName::Online) => Ok(None),
+        CpuSelector::Named(CpuName::Isolated) => {
+            let now = host.isolated_cpus();
+            if now.is_empty() {
+                return Err(PlanError::invalid(
+                    "isolated CPUs `isolated`: this host isolates no CPUs now (no isolcpus on its command line, /sys/devices/system/cpu/isolated empty)",
+                    "list the CPUs to isolate, or give `all` for every CPU but the housekeeping ones",
+                ));
+            }
+            Ok(Some(now))
+        }
+        other => Ok(Some(host.resolve(other))),
+    }
+}
+
+#[cfg(test)]
+mod isolated_tests {
+    use super::*;
+    use crate::layout::testhost;
+
+    #[test]
+    fn isolated_names_resolve_as_the_readme_says() {
+        let mut host = testhost::worker1();
+        let sel = |s: &str| s.parse::<CpuSelector>().unwrap();
+        assert_eq!(isolated_request(&sel("all"), &host).unwrap(), None);
+        let e = isolated_request(&sel("isolated"), &host).unwrap_err().to_string();
+        assert!(e.contains("isolates no CPUs now"), "{e}");
+        host.cpus.isolated = Some(cpuset::CpuSet::parse_list("2-5").unwrap());
+        assert_eq!(
+            isolated_request(&sel("isolated"), &host).unwrap().map(|s| s.to_list()),
+            Some("2-5".to_string())
+        );
+        assert_eq!(
+            isolated_request(&sel("3,7"), &host).unwrap().map(|s| s.to_list()),
+            Some("3,7".to_string())
+        );
+        assert!("abc".parse::<CpuSelector>().is_err(), "abc is not the mask 0xabc");
     }
 }

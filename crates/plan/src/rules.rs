@@ -23,6 +23,21 @@ pub fn nosmt_arg() -> KernelArg {
     arg("nosmt", None, "SMT off (--no-smt): siblings share a core's execution units and caches with the isolated thread")
 }
 
+/// The plan's kernel arguments, as `lowlat plan` derives them from the sets and options (the
+/// ppc style without workload hints carries only what PAO-era profiles did: no
+/// `nmi_watchdog`). A plan file's own list is replaced by this when it is read.
+pub fn derived_kernel_args(
+    reserved: &CpuSet,
+    isolated: &CpuSet,
+    o: &PlanOptions,
+) -> Vec<KernelArg> {
+    let mut v = kernel_args(reserved, isolated, o);
+    if o.style == crate::model::Style::Ppc && !o.workload_hints {
+        v.retain(|a| a.key != "nmi_watchdog");
+    }
+    v
+}
+
 /// The kernel arguments for a partition.
 pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec<KernelArg> {
     let iso = isolated.to_list();

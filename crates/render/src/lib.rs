@@ -9,6 +9,7 @@ pub mod files;
 pub mod k8s;
 pub mod misc;
 pub mod openshift;
+pub mod quote;
 pub mod tuned;
 pub mod yaml;
 
@@ -137,6 +138,27 @@ impl Default for RenderOptions {
             runtime_class: None,
             rt_packages: vec![],
         }
+    }
+}
+
+impl RenderOptions {
+    /// The names the options carry into manifests and scripts (role, namespace, RuntimeClass)
+    /// hold only letters, digits, `.`, `_` and `-`: checked where they come in, as the plan's
+    /// names are (each is quoted at its sink too).
+    pub fn check(&self) -> Result<(), RenderError> {
+        let names = [
+            ("role", self.role.as_deref(), 253),
+            ("namespace", Some(self.namespace.as_str()), 63),
+            // An empty RuntimeClass is the opt-out (no runtimeClassName).
+            ("RuntimeClass", self.runtime_class.as_deref().filter(|r| !r.is_empty()), 253),
+        ];
+        for (what, value, max) in names {
+            if let Some(v) = value {
+                plan::validate::check_name(what, v, max)
+                    .map_err(|p| input_error(p.problem.clone(), format!("{} ({what})", p.fix)))?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -78,6 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runtime_class: args.runtime_class,
         rt_packages: args.rt_packages,
     };
+    opts.check()?;
     let rendered = render::render(&plan, args.target, &opts)?;
     match (&args.output, &args.input) {
         (Some(dir), _) => {
@@ -86,8 +87,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         (None, Some(entry)) if args.target == Target::Bls => {
-            let backup = files::patch_in_place(entry, &rendered)?;
-            println!("patched {} (backup {})", entry.display(), backup.display());
+            let (backup, wrote) = files::patch_in_place(entry, &rendered)?;
+            let kept = if wrote { "" } else { ", the first one, kept" };
+            println!("patched {} (backup {}{kept})", entry.display(), backup.display());
         }
         _ => print!("{}", render::listing(&rendered)),
     }

@@ -42,6 +42,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = args.host.open_root()?;
     let host = args.host.load()?;
     let plan = args.plan.as_deref().map(plan::Plan::load).transpose()?;
+    if let (Some(p), Some(file)) = (&plan, &args.plan) {
+        // A plan for another host would pass checks vacuously on CPUs this one lacks.
+        p.check_host(&host).with_context(|| format!("--plan {}", file.display()))?;
+    }
     let plan_arg =
         args.plan.as_ref().map_or("--plan FILE".into(), |p| format!("--plan {}", p.display()));
     let request = verify::Request {
