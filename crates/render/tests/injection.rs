@@ -80,7 +80,12 @@ fn plan(v: &str) -> Plan {
                 reason: v.clone(),
             },
             RuntimeItem::Governor { cpus: set("1-3"), governor: v.clone(), reason: v.clone() },
-            RuntimeItem::IdleLimit { cpus: set("1-3"), max_latency_us: 0, reason: v.clone() },
+            RuntimeItem::IdleLimit {
+                cpus: set("1-3"),
+                max_latency_us: 0,
+                disable_states: false,
+                reason: v.clone(),
+            },
             RuntimeItem::EnergyPerfBias { cpus: set("1-3"), value: v.clone(), reason: v.clone() },
         ],
         rationale: vec![v.clone()],
