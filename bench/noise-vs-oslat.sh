@@ -1,24 +1,41 @@
 #!/usr/bin/env bash
-# lowlat measure noise vs oslat, interleaved A B A B … with identical parameters (CPU,
-# main-thread CPU, policy SCHED_OTHER unless PRIO is set, duration). Prints per-second
-# counts of gaps in oslat-compatible bands, the max, and ratios (lowlat / oslat).
-#   CPU=1 MAIN=0 DURATION=10 ROUNDS=3 [PRIO=1] bench/noise-vs-oslat.sh
+# lowlat measure noise vs oslat on the same CPU for the same duration, interleaved in
+# alternating order (A B, B A, A B, …: drift and warm-up hit both tools alike), at least 5
+# rounds. Both SCHED_OTHER (oslat's default) unless PRIO is set (then both SCHED_FIFO PRIO).
+# Prints, per metric, the median of each tool, the ratio lowlat / oslat, whether the ratio
+# is within ±15 %, and every round, so the spread is visible before a ratio is trusted.
+#   CPU=1 MAIN=0 DURATION=20 ROUNDS=7 [PRIO=1] bash bench/noise-vs-oslat.sh
+# Bands are oslat's 1 µs buckets (oslat 2.4: key K = gaps in [K-1, K) µs, which
+# `lowlat import oslat` maps to lo_ns..hi_ns), lowlat's 100 ns buckets re-binned to whole µs
+# the same way; ">=31us" includes oslat's overflow (its last bucket) and lowlat's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CPU=${CPU:-1} MAIN=${MAIN:-0} DURATION=${DURATION:-10} ROUNDS=${ROUNDS:-3} PRIO=${PRIO:-}
+CPU=${CPU:-1} MAIN=${MAIN:-0} DURATION=${DURATION:-20} ROUNDS=${ROUNDS:-7} PRIO=${PRIO:-}
 LOWLAT=${LOWLAT:-target/release/lowlat}
+if [ "$ROUNDS" -lt 5 ] && [ -z "${SMOKE:-}" ]; then
+  echo "ROUNDS=$ROUNDS: at least 5 rounds (SMOKE=1 to try the script with fewer)" >&2
+  exit 2
+fi
+command -v oslat >/dev/null || { echo "oslat not found (apt-get install rt-tests)" >&2; exit 2; }
 [ -x "$LOWLAT" ] || cargo build --release -p lowlat
 OUT=${OUT:-$(mktemp -d /tmp/lowlat-bench.XXXXXX)}
 POLICY=SCHED_OTHER; [ -n "$PRIO" ] && POLICY="SCHED_FIFO $PRIO"
-echo "# noise: CPU $CPU, main CPU $MAIN, $POLICY, ${DURATION}s x $ROUNDS rounds"
-echo "# host: $(uname -r), $(nproc) CPUs$(grep -qw hypervisor /proc/cpuinfo && echo ', VIRTUALIZED')   results in $OUT"
+echo "# noise: CPU $CPU, main CPU $MAIN, $POLICY, ${DURATION}s x $ROUNDS rounds, alternating order"
+echo "# host: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')$(grep -qw hypervisor /proc/cpuinfo && echo ', VIRTUALIZED')"
+echo "# $(oslat --help 2>&1 | grep -m1 -o 'V [0-9.]*' | sed 's/^/oslat /'); $("$LOWLAT" --version); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# results in $OUT"
+run_oslat() {
+  oslat -q -D "$DURATION" -c "$CPU" -C "$MAIN" ${PRIO:+-f "$PRIO"} --json="$OUT/os-$1.json" >"$OUT/os-$1.txt"
+  "$LOWLAT" import oslat "$OUT/os-$1.json" -o "$OUT/os-$1.lowlat.json" >/dev/null
+}
+run_lowlat() {
+  "$LOWLAT" measure noise -q --cpus "$CPU" --main-cpu "$MAIN" ${PRIO:+--policy fifo --priority "$PRIO"} \
+    --duration "${DURATION}s" --json "$OUT/ll-$1.json" >/dev/null
+}
 A=() B=()
 for r in $(seq 1 "$ROUNDS"); do
-  oslat -q -D "$DURATION" -c "$CPU" -C "$MAIN" ${PRIO:+-f "$PRIO"} --json="$OUT/os-$r.json" >"$OUT/os-$r.txt"
-  "$LOWLAT" import oslat "$OUT/os-$r.json" -o "$OUT/os-$r.lowlat.json"
-  A+=("$OUT/os-$r.lowlat.json")
-  "$LOWLAT" measure noise -q --cpus "$CPU" --main-cpu "$MAIN" ${PRIO:+--priority "$PRIO"} \
-    --duration "${DURATION}s" --json "$OUT/ll-$r.json"
-  B+=("$OUT/ll-$r.json")
+  if [ $((r % 2)) -eq 1 ]; then run_oslat "$r"; run_lowlat "$r"; else run_lowlat "$r"; run_oslat "$r"; fi
+  A+=("$OUT/os-$r.lowlat.json") B+=("$OUT/ll-$r.json")
 done
 python3 bench/lib-compare.py noise oslat lowlat "${A[@]}" "${B[@]}"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -21,6 +21,7 @@ pub fn evaluate(host: &Host) -> Vec<Finding> {
         deep_cstates,
         governor_not_performance,
         rt_throttling,
+        container_rt_budget,
         thp_always,
         hypervisor,
     ];
@@ -283,6 +284,47 @@ pub fn governor_not_performance(h: &Host) -> Option<Finding> {
         vec![format!("cpufreq/policy*/scaling_governor = {}", govs.join(", "))],
         Some("set the `performance` governor on the isolated CPUs (`lowlat apply`, or TuneD cpu-partitioning)"),
     ))
+}
+
+/// Container cgroups that cannot run SCHED_FIFO: a v1 `cpu.rt_runtime_us` of 0 on the chain
+/// from the root to the container (any level), or cgroup v2 with RT group scheduling (no
+/// non-root cgroup has an RT budget). The same evidence `verify`'s `container-sched-fifo` uses.
+pub fn container_rt_budget(h: &Host) -> Option<Finding> {
+    use crate::rt::Tree;
+    let rt = &h.cgroup.rt;
+    if !rt.budgets_enforced() {
+        return None;
+    }
+    match &rt.tree {
+        Tree::V1 { containers, .. } => {
+            let bad: Vec<String> = containers
+                .iter()
+                .filter_map(|c| c.first_zero().map(|z| format!("{}: {} = 0", c.path, z.file)))
+                .collect();
+            if bad.is_empty() {
+                return None;
+            }
+            Some(finding(
+                "container-rt-budget",
+                Severity::Warn,
+                format!(
+                    "{} container cgroup{} cannot run SCHED_FIFO: cpu.rt_runtime_us is 0 on the chain (sched_setscheduler fails with EPERM)",
+                    bad.len(),
+                    if bad.len() == 1 { "" } else { "s" }
+                ),
+                bad.into_iter().take(8).collect(),
+                Some("give every level of the chain an RT budget, parent first (echo 950000 > …/system.slice/cpu.rt_runtime_us, then the container's scope); docker run --cpu-rt-runtime=…"),
+            ))
+        }
+        Tree::V2 { mount, containers } if rt.rt_group_sched == Some(true) => Some(finding(
+            "container-rt-budget",
+            Severity::Warn,
+            format!("cgroup v2 with RT group scheduling: no task outside the root cgroup of {mount} can get SCHED_FIFO ({} container cgroups)", containers.len()),
+            rt.rt_group_sched_evidence.iter().cloned().chain(containers.iter().take(8).cloned()).collect(),
+            Some("boot with rt_group_sched=0 (kernel 6.16+) or a kernel without CONFIG_RT_GROUP_SCHED; or start RT tasks from the root cgroup (`lowlat measure … --rt-cgroup root`)"),
+        )),
+        _ => None,
+    }
 }
 
 /// RT throttling: `sched_rt_runtime_us` below the period stops RT tasks each period.

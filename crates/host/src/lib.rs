@@ -4,11 +4,14 @@
 //! A missing file makes its field `None` and adds an [`Unknown`] entry with the reason; a
 //! malformed one adds a [`Warning`] naming the file and line. Nothing here panics on input.
 
+pub mod cgroup;
+pub mod containers;
 pub mod findings;
 pub mod model;
 pub mod parse;
 mod read;
 pub mod root;
+pub mod rt;
 pub mod snapshot;
 
 pub use model::*;

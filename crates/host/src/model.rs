@@ -305,6 +305,14 @@ pub struct Workqueues {
     pub writeback: Option<CpuSet>,
     /// Per-workqueue `cpumask` under `/sys/devices/virtual/workqueue/*/`.
     pub per_workqueue: BTreeMap<String, CpuSet>,
+    /// `/sys/bus/workqueue/devices/writeback/numa` (`1`: a worker pool per NUMA node; kernels
+    /// before 6.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_numa: Option<String>,
+    /// `/sys/bus/workqueue/devices/writeback/affinity_scope` as read (`default (cache)`,
+    /// `system`; kernels 6.6 and later, where it replaces `numa`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writeback_affinity_scope: Option<String>,
 }
 
 /// The sysctls that matter for latency, raw text trimmed; `None` = could not be read.
@@ -348,6 +356,13 @@ pub struct Cgroup {
     pub version: Option<String>,
     /// cgroup v2 cpuset partitions: (path, `cpuset.cpus.partition` value, effective cpus).
     pub partitions: Vec<CpusetPartition>,
+    /// Container cgroups and whether they can run SCHED_FIFO (RT budget chains, v2 with RT
+    /// group scheduling): see `rt`.
+    #[serde(default)]
+    pub rt: crate::cgroup::Containers,
+    /// The container/pod cgroups with their counters (`lowlat inspect --containers`).
+    #[serde(default)]
+    pub containers: Vec<crate::cgroup::Container>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -424,6 +439,33 @@ pub struct Warning {
 }
 
 impl Host {
+    /// The same model with every string (values and map keys) made safe for a terminal
+    /// (`util::term::sanitize`): what the text views draw, so a CPU model holding `ESC[31m`
+    /// or a process name holding an OSC sequence prints as visible escapes. The JSON output
+    /// keeps the raw values (JSON escapes them itself).
+    pub fn for_terminal(&self) -> Host {
+        fn walk(v: serde_json::Value) -> serde_json::Value {
+            use serde_json::Value;
+            match v {
+                Value::String(s) => Value::String(util::term::sanitize(&s, false).into_owned()),
+                Value::Array(a) => Value::Array(a.into_iter().map(walk).collect()),
+                Value::Object(m) => Value::Object(
+                    m.into_iter()
+                        .map(|(k, v)| (util::term::sanitize(&k, false).into_owned(), walk(v)))
+                        .collect(),
+                ),
+                other => other,
+            }
+        }
+        // Every field round-trips through serde (the snapshot tests prove it); should one
+        // ever not, the view falls back to the raw model rather than failing.
+        serde_json::to_value(self)
+            .ok()
+            .map(walk)
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_else(|| self.clone())
+    }
+
     /// Online CPUs, falling back to the CPUs found in the topology.
     pub fn online_cpus(&self) -> CpuSet {
         self.cpus.online.clone().unwrap_or_else(|| {

@@ -135,6 +135,7 @@ pub fn capture(root: Root, opts: &ReadOptions) -> Result<Snapshot, SnapshotError
         dirs: plan.dirs.len(),
         symlinks: plan.links.len(),
         max_processes: opts.max_processes,
+        process_cmdlines: !opts.skip_tasks && !opts.skip_cmdline,
         failures: plan.failures.clone(),
     };
     let tgz = pack(&plan, &manifest)?;

@@ -51,6 +51,9 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         storage::StorageError,
         measure::MeasureError,
         cluster::Error,
+        host::OpenError,
+        host::root::TgzError,
+        host::root::MustGatherError,
     );
     // A CPU list that does not parse always came from the user (cpuset stays dependency-free).
     if e.downcast_ref::<cpuset::ParseError>().is_some() {

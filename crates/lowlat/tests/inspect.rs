@@ -211,3 +211,69 @@ fn snapshot_then_inspect_root() {
     assert!(names.lines().any(|l| l == "lowlat-snapshot.json"));
     assert!(names.lines().all(|l| !l.starts_with('/') && !l.contains("..")));
 }
+
+fn rt_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures").join(name)
+}
+
+/// The containers view from the three sources: a directory tree (v1 and v2), a snapshot of
+/// it (which must capture every file the view reads), and a must-gather node.
+#[test]
+fn containers_view_from_a_tree_a_snapshot_and_a_must_gather() {
+    let tree = lowlat()
+        .args(["inspect", "--containers", "--root"])
+        .arg(rt_fixture("rt-v1-docker"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("── Containers (2)"))
+        .stdout(predicate::str::contains("CFS-throttled in 37 of 1200 periods"))
+        .stdout(predicate::str::contains(
+            "cannot run SCHED_FIFO: /sys/fs/cgroup/cpu,cpuacct/system.slice/docker-4f1e2d.scope/cpu.rt_runtime_us = 0",
+        ))
+        .get_output()
+        .stdout
+        .clone();
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("s.tgz");
+    lowlat()
+        .args(["snapshot", "-o"])
+        .arg(&snap)
+        .arg("--root")
+        .arg(rt_fixture("rt-v1-docker"))
+        .assert()
+        .success();
+    let again = lowlat().args(["inspect", "--containers", "--root"]).arg(&snap).assert().success();
+    let text = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .lines()
+            .filter(|l| !l.contains("source"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        text(&again.get_output().stdout),
+        text(&tree),
+        "the snapshot reads back to the same view"
+    );
+    lowlat()
+        .args(["inspect", "--containers", "--root"])
+        .arg(rt_fixture("rt-v2-nonroot"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("containerd/guaranteed"))
+        .stdout(predicate::str::contains("cgroup v2 with RT group scheduling"));
+    lowlat()
+        .args(["inspect", "--containers", "--node", "worker1", "--must-gather"])
+        .arg(bare_metal())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("── Containers"));
+    let json = lowlat()
+        .args(["inspect", "--containers", "--json", "-", "--root"])
+        .arg(rt_fixture("rt-v2-nonroot"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    assert_eq!(v["cgroup"]["containers"][0]["qos"], "guaranteed");
+    assert_eq!(v["cgroup"]["rt"]["tree"]["version"], "v2");
+}

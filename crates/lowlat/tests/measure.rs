@@ -356,3 +356,16 @@ fn a_json_file_holds_the_partial_result_while_running() {
     assert!(out.status.success());
     assert_eq!(json(&f)["partial"], false);
 }
+
+/// `--rt-cgroup` takes `root` or an absolute cgroup path; anything else is a usage error
+/// naming the option, before anything runs.
+#[test]
+fn rt_cgroup_refuses_a_relative_or_escaping_path() {
+    for bad in ["rt", "/a/../b"] {
+        lowlat()
+            .args(["measure", "timer", "-D", "1", "--rt-cgroup", bad])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--rt-cgroup"));
+    }
+}

@@ -78,6 +78,17 @@ fn bls_entry_patched_in_place_with_backup() {
     let patched = std::fs::read_to_string(&entry).unwrap();
     assert!(patched.contains("options LABEL=boot isolcpus=managed_irq,2-39,42-79 irqaffinity=0-1,40-41 rcu_nocbs=2-39,42-79 nohz=on nohz_full=2-39,42-79 noht console=ttyS0,115200 skew_tick=1"), "{patched}");
     assert_eq!(std::fs::read_to_string(dir.path().join("boot.conf.lowlat-bak")).unwrap(), original);
+    // A second run patches the patched entry and keeps the first backup: the original.
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["bls", "--input"])
+        .arg(&entry)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("the first one, kept"));
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), patched, "idempotent");
+    assert_eq!(std::fs::read_to_string(dir.path().join("boot.conf.lowlat-bak")).unwrap(), original);
     lowlat()
         .args(["render", "--plan"])
         .arg(&plan)
@@ -205,6 +216,74 @@ fn bad_plans_and_targets() {
         .code(2)
         .stderr(predicate::str::contains("lowlat plan -o plan.yaml"));
     lowlat().args(["render", "--plan"]).arg(&plan).args(["tuned", "--explain"]).assert().code(2);
+}
+
+/// Hostile or careless plan files are refused when read, naming the field (issue 11).
+#[test]
+fn a_plan_file_is_checked_before_anything_is_rendered() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let out = dir.path().join("a/b/out");
+    let cases = [
+        ("name: lowlat", "name: x/../../ESCAPED", "name: `x/../../ESCAPED` holds `/`"),
+        ("  isolcpus_domain: false", "  isolcpus_domian: false", "did you mean `isolcpus_domain`?"),
+        ("isolated: 2-39,42-79", "isolated: ''", "no isolated CPUs"),
+        ("host: worker1", "host: 'n1;touch PWNED;#'", "holds `;`"),
+        ("schema_version: 1", "schema_version: 0", "schema_version"),
+    ];
+    for (from, to, want) in cases {
+        assert!(text.contains(from), "{from}");
+        let bad = dir.path().join("bad.yaml");
+        std::fs::write(&bad, text.replacen(from, to, 1)).unwrap();
+        for target in ["tuned", "openshift", "cmdline"] {
+            lowlat()
+                .args(["render", "--plan"])
+                .arg(&bad)
+                .arg(target)
+                .arg("-o")
+                .arg(&out)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(want).and(predicate::str::contains("bad.yaml")));
+        }
+    }
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["openshift", "--role", "x;touch PWNED", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`x;touch PWNED` holds `;`"));
+    assert!(
+        !out.exists()
+            && !dir.path().join("ESCAPED").exists()
+            && !dir.path().join("a/ESCAPED").exists()
+    );
+    // A deeply nested file is refused at once, not parsed for half a minute.
+    let deep = dir.path().join("deep.yaml");
+    std::fs::write(
+        &deep,
+        format!("schema_version: 1\nname: {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
+    )
+    .unwrap();
+    let t = std::time::Instant::now();
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&deep)
+        .arg("cmdline")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nested deeper than"));
+    assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
+    // The stored kernel arguments are not trusted: they come from the sets.
+    let lying = dir.path().join("lying.yaml");
+    std::fs::write(&lying, text.replace("value: 2-39,42-79", "value: '1'")).unwrap();
+    lowlat().args(["render", "--plan"]).arg(&lying).arg("cmdline").assert().success().stdout(
+        predicate::str::contains("nohz_full=2-39,42-79")
+            .and(predicate::str::contains("nohz_full=1 ").not()),
+    );
 }
 
 #[test]

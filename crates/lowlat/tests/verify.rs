@@ -128,3 +128,30 @@ fn a_zero_window_skips_the_live_sampling() {
     assert_eq!(activity["status"], "n.a.", "{activity}");
     assert!(activity["evidence"].to_string().contains("window"), "{activity}");
 }
+
+/// A plan naming CPUs the host lacks is refused, not passed vacuously (issue 11).
+#[test]
+fn a_plan_for_another_host_is_refused() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let plan = dir.path().join("plan.yaml");
+    std::fs::write(
+        &plan,
+        "schema_version: 1\nname: big\nhost: null\nreserved: 0-1\nisolated: 2-4095\nofflined: ''\n\
+options:\n  style: lowlat\n  power: default\n  rt_kernel: false\n  no_smt: false\n  \
+split_reserved_across_numa: false\n  topology_policy: null\n  per_pod_power_management: false\n  \
+hugepages: []\n  near_device: null\nruntime: []\nrationale: []\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let (code, out, err) = run(lowlat()
+        .arg("verify")
+        .arg("--plan")
+        .arg(&plan)
+        .arg("--must-gather")
+        .arg(must_gather())
+        .args(["--node", "worker1", "--window", "0"]));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("plan isolated names CPUs 80-4095 that the host worker1 does not have"),
+        "{err}"
+    );
+}

@@ -73,6 +73,11 @@ impl Counter {
         }
     }
 
+    /// The ticks → ns multiplier: `ns = ticks * mult >> 32`.
+    pub fn mult(&self) -> u64 {
+        self.mult
+    }
+
     /// Ticks → ns.
     #[inline(always)]
     pub fn to_ns(&self, ticks: u64) -> u64 {

@@ -13,6 +13,8 @@ pub enum Input {
     Load,
     /// The external load command.
     LoadCommand,
+    /// The cgroup to run from for an RT budget.
+    RtCgroup,
 }
 
 /// Errors of a measurement.
@@ -49,6 +51,9 @@ pub enum MeasureError {
         #[source]
         source: std::io::Error,
     },
+    /// The process could not be moved into the cgroup with an RT budget.
+    #[error("could not move into the RT cgroup {path}: {why}")]
+    RtCgroup { path: String, why: String },
 }
 
 impl MeasureError {
@@ -59,6 +64,7 @@ impl MeasureError {
             Self::MainCpuMeasured { .. } => Some(Input::MainCpu),
             Self::LoadSpec { .. } | Self::NoLoadCpus => Some(Input::Load),
             Self::LoadCommand { .. } => Some(Input::LoadCommand),
+            Self::RtCgroup { .. } => Some(Input::RtCgroup),
             Self::NoCpus | Self::ZeroInterval | Self::LoadThread(_) => None,
         }
     }
@@ -74,7 +80,9 @@ impl Classify for MeasureError {
             | Self::ZeroInterval
             | Self::LoadSpec { .. }
             | Self::NoLoadCpus => ExitCode::Usage,
-            Self::LoadThread(_) | Self::LoadCommand { .. } => ExitCode::Runtime,
+            Self::LoadThread(_) | Self::LoadCommand { .. } | Self::RtCgroup { .. } => {
+                ExitCode::Runtime
+            }
         }
     }
 }

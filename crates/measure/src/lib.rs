@@ -12,6 +12,7 @@
 //!   [`shared`]: the lock-free per-thread recorder; [`runner`]: orchestration;
 //!   `procstat`: per-second counters (`/proc/interrupts`, `/proc/softirqs`, context
 //!   switches) read through `host::Root` and parsed by host's parsers.
+//! - [`rt_cgroup`]: `--rt-cgroup`, the run moved into a cgroup with an RT budget and back.
 
 pub mod counter;
 mod error;
@@ -20,6 +21,7 @@ pub mod load;
 pub mod noise;
 mod procstat;
 mod progress;
+pub mod rt_cgroup;
 pub mod runner;
 mod select;
 pub mod session;

@@ -51,29 +51,39 @@ pub fn measure_floor(c: &Counter, n: u32) -> u64 {
     floor
 }
 
-/// The hot loop: read, subtract, record. No allocation, lock or syscall (the TSC is read in
-/// user space; the stop flag is checked once per second). Returns the number of samples.
+/// The hot loop: read, subtract, count. A gap shorter than the recorder's fast table (the
+/// loop's own time, below the noise threshold) is one counter increment indexed by its tick
+/// count; a longer one is converted and recorded in full. No allocation, lock or syscall
+/// (the TSC is read in user space; the stop flag is checked once per second; see
+/// `tests/hot_loop.rs`). Returns the number of samples.
 #[inline(never)]
 pub fn noise_loop(c: &Counter, rec: &Recorder, b: &NoiseBounds, stop: &AtomicBool) -> u64 {
+    let before = rec.count();
     let start = c.read();
     let mut prev = start;
     let mut next_sec = start + b.ticks_per_second;
     let mut sec = 0usize;
-    let mut n = 0u64;
+    // The longest fast gap of this second (its maximum is written once per second).
+    let mut fast_max = 0u64;
     loop {
         let now = c.read();
         let gap = now.wrapping_sub(prev);
         prev = now;
         if now >= next_sec {
+            rec.raise_second_fast(sec, fast_max);
+            fast_max = 0;
             sec += 1;
             next_sec += b.ticks_per_second;
             if stop.load(Relaxed) || b.seconds.is_some_and(|s| sec as u64 >= s) {
                 break;
             }
         }
+        if rec.record_fast(gap) {
+            fast_max = fast_max.max(gap);
+            continue;
+        }
         let ns = c.to_ns(gap);
         let hit = rec.record_at(ns, sec, || c.to_ns(now - start));
-        n += 1;
         if gap >= b.threshold_ticks {
             rec.add_noise(sec, c.to_ns(gap - b.floor_ticks.min(gap)));
             if hit && b.stop_on_threshold {
@@ -82,7 +92,8 @@ pub fn noise_loop(c: &Counter, rec: &Recorder, b: &NoiseBounds, stop: &AtomicBoo
             }
         }
     }
-    n
+    rec.raise_second_fast(sec, fast_max);
+    rec.count() - before
 }
 
 /// Per-second attribution on the main thread (used by timer and noise).
@@ -240,8 +251,11 @@ pub fn run(cfg: &NoiseConfig, observer: &mut dyn Observer) -> Result<LatencyResu
     let seconds = cfg.common.duration.map(|d| d.as_secs().max(1));
     let threshold_ticks = counter.ticks(cfg.noise_threshold.as_nanos() as u64).max(1);
     let mut hook = Attributor::new(&cfg.common.cpus, true);
+    // The fast table takes the gaps that can neither be noise nor breach a threshold.
+    let breach_ticks = cfg.common.threshold_ns.map_or(u64::MAX, |t| counter.ticks(t));
+    let fast = Some((threshold_ticks.min(breach_ticks), counter.mult()));
     let mut r =
-        runner::run(results::Kind::Noise, &cfg.common, observer, &mut hook, notes, |slot| {
+        runner::run(results::Kind::Noise, &cfg.common, observer, &mut hook, notes, fast, |slot| {
             Monotonic.sleep_until(slot.start_ns);
             let floor_ticks = measure_floor(&counter, 100_000);
             let b = NoiseBounds {

@@ -102,6 +102,7 @@ pub(crate) fn run<F>(
     observer: &mut dyn Observer,
     hook: &mut dyn SecondHook,
     mut notes: Vec<String>,
+    fast_table: Option<(u64, u64)>,
     body: F,
 ) -> Result<LatencyResult, MeasureError>
 where
@@ -155,7 +156,12 @@ where
         .map(|_| {
             let secs = seconds_for(c.duration);
             let noise_secs = if kind == results::Kind::Noise { secs } else { 1 };
-            Recorder::new(HistogramConfig::LATENCY, secs, threshold).with_noise_series(noise_secs)
+            let r = Recorder::new(HistogramConfig::LATENCY, secs, threshold)
+                .with_noise_series(noise_secs);
+            match fast_table {
+                Some((ticks, mult)) => r.with_fast_table(ticks, mult),
+                None => r,
+            }
         })
         .collect();
     let tids: Vec<AtomicU32> = c.cpus.iter().map(|_| AtomicU32::new(0)).collect();
@@ -252,13 +258,22 @@ where
         hook.second(seconds_seen + 1, &recs, &tid_vals);
     });
     sys::unlock_memory();
-    if rt_failed.load(Ordering::SeqCst) {
+    let refused = rt_failed.load(Ordering::SeqCst);
+    let cause = refused.then(|| {
+        host::rt::diagnose(&host::rt::gather(&host::Root::live(), "self"), c.priority, true)
+    });
+    let cause = cause.flatten();
+    if refused {
         realtime = false;
+        let (why, fix) =
+            cause.as_ref().map_or(("cause not found".to_string(), String::new()), |c| {
+                (c.message.clone(), format!(" Fix: {}", c.fix))
+            });
         notes.insert(
             0,
             format!(
-                "NOT REAL-TIME: could not set {} priority {} (needs root or CAP_SYS_NICE, and a non-zero RT budget); measured with SCHED_OTHER",
-                if c.policy == Policy::Rr { "SCHED_RR" } else { "SCHED_FIFO" },
+                "NOT REAL-TIME: could not set {} priority {}: {why}; measured with SCHED_OTHER.{fix}",
+                c.policy.kernel_name(),
                 c.priority
             ),
         );
@@ -287,7 +302,20 @@ where
     r.envelope.duration_ns = elapsed_ns;
     // The tool's own footprint (VmHWM), so memory claims can be checked on any run.
     r.envelope.params["tool_peak_rss_bytes"] = procstat::peak_rss_bytes(&host::Root::live()).into();
-    let rt_ok = !rt_failed.load(Ordering::SeqCst) && c.policy.is_realtime();
+    let rt_ok = !refused && c.policy.is_realtime();
+    r.envelope.scheduling = Some(results::Scheduling {
+        requested: c.policy,
+        ran: if refused { Policy::Other } else { c.policy },
+        priority: rt_ok.then_some(c.priority),
+        refused: cause,
+        rt_cgroup: None,
+    });
+    if refused {
+        // The parameters say what ran; what was asked for is kept beside it.
+        r.envelope.params["requested_policy"] = c.policy.as_str().into();
+        r.envelope.params["policy"] = Policy::Other.as_str().into();
+        r.envelope.params["priority"] = serde_json::Value::Null;
+    }
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
         t.priority = Some(if rt_ok { c.priority } else { 0 });
@@ -322,7 +350,8 @@ fn build(
         .map(|(&cpu, rec)| {
             let h = rec.snapshot();
             let (per_second_max_ns, noise) = rec.series(secs);
-            breaches.extend(rec.breaches(Some(cpu)).0);
+            let (worst, breach_count) = rec.breaches(Some(cpu));
+            breaches.extend(worst);
             ThreadResult {
                 cpu: Some(cpu),
                 stats: h.summary(),
@@ -334,11 +363,13 @@ fn build(
                 floor_ns: (kind == results::Kind::Noise).then(|| rec.floor()),
                 last_ns: Some(rec.last.load(Ordering::Relaxed)),
                 priority: Some(if c.policy.is_realtime() { c.priority } else { 0 }),
+                breach_count: c.threshold_ns.map(|_| breach_count),
+                breaches_per_minute: rec.breaches_per_minute(secs),
                 ..ThreadResult::default()
             }
         })
         .collect();
-    breaches.sort_by_key(|b| b.t_ns);
+    let breaches = results::latency::worst_breaches(breaches, crate::shared::MAX_BREACHES);
     if let Some(h) = hook {
         h.finish(&mut threads);
     }
@@ -355,6 +386,65 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bound on breaches, end to end: 256 threads that each breached every 20 ms for 20
+    /// minutes give a result listing the worst 1000 overall (in time order), every breach
+    /// counted per thread and per minute, and a breach part of the JSON that stays small
+    /// (it grows by one number per CPU-minute, not per breach).
+    #[test]
+    fn breaches_stay_bounded_for_many_cpus_and_long_runs() {
+        let secs = 20 * 60;
+        let cpus: Vec<u32> = (0..256).collect();
+        let c = Common {
+            cpus: cpus.clone(),
+            main_cpu: None,
+            online: cpus.clone(),
+            duration: Some(std::time::Duration::from_secs(secs)),
+            policy: Policy::Other,
+            priority: 0,
+            threshold_ns: Some(50_000),
+            stop_on_threshold: false,
+            dma_latency: false,
+            host: HostContext::default(),
+            tool: "lowlat test".into(),
+            started_at: None,
+            params: serde_json::Value::Null,
+            load: None,
+            checkpoint_every: None,
+        };
+        let recs: Vec<Recorder> = cpus
+            .iter()
+            .map(|cpu| {
+                let r = Recorder::new(HistogramConfig::LATENCY, secs as usize, c.threshold_ns);
+                for i in 0..secs * 50 {
+                    let v = 50_000 + (i * 7_919 + u64::from(*cpu) * 104_729) % 1_000_000;
+                    r.record(v, i * 20_000_000);
+                }
+                r
+            })
+            .collect();
+        let r =
+            build(results::Kind::Timer, &c, &recs, secs * 1_000_000_000, false, false, &[], None);
+        assert_eq!(r.breaches.len(), crate::shared::MAX_BREACHES);
+        assert_eq!(r.breach_total(), 256 * secs * 50);
+        assert!(r.breaches.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "time order");
+        let all_worst = r.breaches.iter().map(|b| b.value_ns).min().unwrap_or(0);
+        assert!(all_worst > 1_000_000, "only the worst are kept: {all_worst}");
+        for t in &r.threads {
+            assert_eq!(t.breaches_per_minute, vec![3_000; 20]);
+            assert_eq!(t.breach_count, Some(secs * 50));
+        }
+        let bytes = |v: serde_json::Value| v.to_string().len();
+        let listed = bytes(serde_json::to_value(&r.breaches).unwrap_or_default());
+        let per_minute: usize = r
+            .threads
+            .iter()
+            .map(|t| bytes(serde_json::to_value(&t.breaches_per_minute).unwrap_or_default()))
+            .sum();
+        // 1000 × ~55 bytes, and ~5 bytes per CPU-minute: 256 CPUs × 12 h would be ~0.9 MB.
+        assert!(listed < 64_000, "{listed} bytes");
+        assert!(per_minute < 256 * 20 * 6, "{per_minute} bytes");
+    }
 
     #[test]
     fn main_cpu_is_never_a_measured_one_when_possible() {

@@ -73,6 +73,8 @@ pub struct LatencyRequest {
     pub progress: bool,
     /// Recorded as the result's `tool`.
     pub tool: String,
+    /// Run from this cgroup (for its RT budget) and move back afterwards.
+    pub rt_cgroup: Option<crate::rt_cgroup::RtCgroup>,
 }
 
 /// A tick test to run.
@@ -133,6 +135,8 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         return Err(MeasureError::MainCpuMeasured { cpu });
     }
     let online = cpus_of(&host.online_cpus());
+    // Moved back when `moved` drops: at the end, on an error return, after Ctrl-C.
+    let moved = req.rt_cgroup.as_ref().map(crate::rt_cgroup::enter).transpose()?;
     let housekeeping: Vec<u32> = online.iter().copied().filter(|c| !cpus.contains(c)).collect();
     let mut load = match &req.load {
         Some(Load::Builtin(spec)) => Some(RunningLoad::start_builtin(spec, &housekeeping)?),
@@ -155,6 +159,10 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     };
     progress.finish(run.as_ref().ok());
     let mut r = run?;
+    if let (Some(m), Some(s)) = (&moved, r.envelope.scheduling.as_mut()) {
+        s.rt_cgroup = Some(m.to.clone());
+    }
+    drop(moved);
     if let Some(l) = load.as_mut() {
         r.notes.extend(l.exited_early());
         l.stop();
@@ -275,6 +283,7 @@ mod tests {
             checkpoint: None,
             progress: false,
             tool: "lowlat test".into(),
+            rt_cgroup: None,
         }
     }
 

@@ -1,16 +1,23 @@
 //! Per-thread statistics written by one measuring thread and read by the main thread while
 //! the run goes on: a histogram of relaxed atomic counters (single writer, so an increment
 //! is a plain load + store, as cheap as a `u64`), exact min/max/sum, overruns, a ring of
-//! per-second maxima and noise totals, and a bounded list of threshold breaches. Everything
-//! is allocated in [`Recorder::new`]; [`Recorder::record`] never allocates, locks or calls
-//! the kernel.
+//! per-second maxima and noise totals, the worst threshold breaches (a bounded min-heap) and
+//! breach counts per minute. The noise loop's common case, a gap shorter than the fast table
+//! ([`Recorder::with_fast_table`]), is one counter increment indexed by the raw tick count:
+//! no conversion, no division; the table is folded into the histogram when a snapshot is
+//! taken. Everything is allocated before the loop starts; [`Recorder::record`] and
+//! [`Recorder::record_fast`] never allocate, lock or call the kernel.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use results::{Breach, Histogram, HistogramConfig};
 
-/// Most breaches kept per thread (the count beyond is still known).
-pub const MAX_BREACHES: usize = 1024;
+/// Most breaches kept: each thread keeps its worst this many, and a result keeps the worst
+/// this many over all its threads (every breach is still counted, per thread and per minute).
+pub const MAX_BREACHES: usize = results::latency::MAX_BREACHES;
+
+/// Most entries of the noise loop's fast table (gaps of fewer ticks are counted by tick).
+pub const FAST_TABLE_MAX: usize = 4096;
 
 #[inline]
 fn bump(a: &AtomicU64, by: u64) {
@@ -40,10 +47,16 @@ pub struct Recorder {
     per_second_max: Box<[AtomicU64]>,
     per_second_noise: Box<[AtomicU64]>,
     total_noise: AtomicU64,
+    /// Min-heap by value of the worst breaches: (t_ns, value_ns).
     breaches: Box<[(AtomicU64, AtomicU64)]>,
     breach_count: AtomicU64,
+    per_minute_breaches: Box<[AtomicU64]>,
     threshold_ns: u64,
     floor: AtomicU64,
+    /// Noise fast path: gaps of `i` ticks counted at `fast[i]` (empty for timer runs).
+    fast: Box<[AtomicU64]>,
+    /// Ticks → ns multiplier (`ns = ticks * fast_mult >> 32`) for the fast table.
+    fast_mult: u64,
 }
 
 impl Recorder {
@@ -66,8 +79,50 @@ impl Recorder {
             total_noise: AtomicU64::new(0),
             breaches: (0..MAX_BREACHES).map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(),
             breach_count: AtomicU64::new(0),
+            per_minute_breaches: ring(seconds.max(1).div_ceil(60)),
             threshold_ns: threshold_ns.unwrap_or(u64::MAX),
             floor: AtomicU64::new(0),
+            fast: Box::new([]),
+            fast_mult: 0,
+        }
+    }
+
+    /// Give the recorder a fast table for gaps shorter than `ticks` (at most
+    /// [`FAST_TABLE_MAX`]) of a counter whose ticks convert to ns as `ticks * mult >> 32`.
+    /// Only gaps below the noise threshold should take it: they never breach or add noise.
+    pub fn with_fast_table(mut self, ticks: u64, mult: u64) -> Self {
+        let n = (ticks as usize).min(FAST_TABLE_MAX);
+        self.fast = (0..n).map(|_| AtomicU64::new(0)).collect();
+        self.fast_mult = mult;
+        self
+    }
+
+    #[inline(always)]
+    fn fast_ns(&self, ticks: u64) -> u64 {
+        ((ticks as u128 * self.fast_mult as u128) >> 32) as u64
+    }
+
+    /// The noise loop's common case: count a gap of `ticks` in the fast table. Returns false
+    /// (and records nothing) when the gap is too long for the table: take [`Self::record_at`].
+    #[inline(always)]
+    pub fn record_fast(&self, ticks: u64) -> bool {
+        match self.fast.get(ticks as usize) {
+            Some(c) => {
+                bump(c, 1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Raise second `sec`'s maximum to the longest fast gap of that second (`ticks`).
+    #[inline]
+    pub fn raise_second_fast(&self, sec: usize, ticks: u64) {
+        if ticks > 0 {
+            let len = self.per_second_max.len();
+            if let Some(s) = self.per_second_max.get(sec % len) {
+                raise(s, self.fast_ns(ticks));
+            }
         }
     }
 
@@ -80,7 +135,11 @@ impl Recorder {
     /// Bytes this recorder allocated (fixed for its life): the memory test's measure.
     #[cfg(test)]
     fn memory_bytes(&self) -> usize {
-        8 * (self.counts.len() + self.per_second_max.len() + self.per_second_noise.len())
+        8 * (self.counts.len()
+            + self.per_second_max.len()
+            + self.per_second_noise.len()
+            + self.per_minute_breaches.len()
+            + self.fast.len())
             + 16 * self.breaches.len()
             + std::mem::size_of::<Self>()
     }
@@ -119,15 +178,65 @@ impl Recorder {
             raise(s, v);
         }
         if v >= self.threshold_ns {
-            let n = self.breach_count.load(Relaxed);
-            if let Some((bt, bv)) = self.breaches.get(n as usize) {
-                bt.store(t(), Relaxed);
-                bv.store(v, Relaxed);
-            }
-            self.breach_count.store(n + 1, Relaxed);
+            self.breach(v, sec, t);
             return true;
         }
         false
+    }
+
+    /// Count a breach and keep it when it is among the worst [`MAX_BREACHES`]: a min-heap by
+    /// value (ties keep the earlier), so a full list costs O(log n) per breach, no allocation.
+    #[cold]
+    fn breach(&self, v: u64, sec: usize, t: impl FnOnce() -> u64) {
+        let n = self.breach_count.load(Relaxed);
+        self.breach_count.store(n + 1, Relaxed);
+        let minutes = self.per_minute_breaches.len();
+        if let Some(m) = self.per_minute_breaches.get((sec / 60) % minutes) {
+            bump(m, 1);
+        }
+        let heap = &self.breaches;
+        let val = |i: usize| heap[i].1.load(Relaxed);
+        let set = |i: usize, t: u64, v: u64| {
+            heap[i].0.store(t, Relaxed);
+            heap[i].1.store(v, Relaxed);
+        };
+        let len = heap.len();
+        if (n as usize) < len {
+            // Sift up from the end.
+            let (t, mut i) = (t(), n as usize);
+            while i > 0 {
+                let p = (i - 1) / 2;
+                if val(p) <= v {
+                    break;
+                }
+                set(i, heap[p].0.load(Relaxed), val(p));
+                i = p;
+            }
+            set(i, t, v);
+            return;
+        }
+        if len == 0 || v <= val(0) {
+            return;
+        }
+        // Replace the root (the smallest kept) and sift down.
+        let (t, mut i) = (t(), 0usize);
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut c = i;
+            let mut cv = v;
+            if l < len && val(l) < cv {
+                (c, cv) = (l, val(l));
+            }
+            if r < len && val(r) < cv {
+                c = r;
+            }
+            if c == i {
+                break;
+            }
+            set(i, heap[c].0.load(Relaxed), val(c));
+            i = c;
+        }
+        set(i, t, v);
     }
 
     /// Set the loop floor (noise).
@@ -155,14 +264,16 @@ impl Recorder {
         bump(&self.overruns, n);
     }
 
-    /// Samples so far.
+    /// Samples so far (the fast table included).
     pub fn count(&self) -> u64 {
-        self.count.load(Relaxed)
+        self.fast.iter().fold(self.count.load(Relaxed), |a, c| a.wrapping_add(c.load(Relaxed)))
     }
 
-    /// Largest sample so far.
+    /// Largest sample so far (the fast table included).
     pub fn max(&self) -> u64 {
-        self.max.load(Relaxed)
+        let fast = self.fast.iter().rposition(|c| c.load(Relaxed) > 0);
+        let fast = fast.map_or(0, |i| self.fast_ns(i as u64));
+        self.max.load(Relaxed).max(fast)
     }
 
     /// Overruns so far.
@@ -185,30 +296,56 @@ impl Recorder {
         self.total_noise.load(Relaxed)
     }
 
-    /// A consistent-enough copy as a [`Histogram`] (main thread only: allocates).
+    /// A consistent-enough copy as a [`Histogram`], the fast table folded in exactly as
+    /// [`Self::record_at`] would have recorded each gap (main thread only: allocates).
     pub fn snapshot(&self) -> Histogram {
-        let counts: Vec<u64> = self.counts.iter().map(|c| c.load(Relaxed)).collect();
-        Histogram::from_parts(
-            self.config,
-            &counts,
-            self.overflow.load(Relaxed),
-            self.count.load(Relaxed),
-            self.min.load(Relaxed),
-            self.max.load(Relaxed),
-            self.sum.load(Relaxed) as u128,
-            f64::from_bits(self.sum_sq.load(Relaxed)),
-        )
+        let mut counts: Vec<u64> = self.counts.iter().map(|c| c.load(Relaxed)).collect();
+        let mut overflow = self.overflow.load(Relaxed);
+        let mut count = self.count.load(Relaxed);
+        let (mut min, mut max) = (self.min.load(Relaxed), self.max.load(Relaxed));
+        let mut sum = self.sum.load(Relaxed) as u128;
+        let mut sum_sq = f64::from_bits(self.sum_sq.load(Relaxed));
+        for (ticks, c) in self.fast.iter().enumerate() {
+            let n = c.load(Relaxed);
+            if n == 0 {
+                continue;
+            }
+            let ns = self.fast_ns(ticks as u64);
+            match self.config.index(ns).and_then(|i| counts.get_mut(i)) {
+                Some(slot) => *slot += n,
+                None => overflow += n,
+            }
+            count += n;
+            min = min.min(ns);
+            max = max.max(ns);
+            sum += ns as u128 * n as u128;
+            sum_sq += (ns as f64) * (ns as f64) * n as f64;
+        }
+        Histogram::from_parts(self.config, &counts, overflow, count, min, max, sum, sum_sq)
     }
 
-    /// The breaches recorded so far (at most [`MAX_BREACHES`]) and the total count.
+    /// The worst breaches so far (at most [`MAX_BREACHES`], in time order) and the total.
     pub fn breaches(&self, cpu: Option<u32>) -> (Vec<Breach>, u64) {
         let n = self.breach_count.load(Relaxed);
-        let kept = (n as usize).min(MAX_BREACHES);
-        let list = self.breaches[..kept]
+        let kept = (n as usize).min(self.breaches.len());
+        let mut list: Vec<Breach> = self.breaches[..kept]
             .iter()
             .map(|(t, v)| Breach { cpu, t_ns: t.load(Relaxed), value_ns: v.load(Relaxed) })
             .collect();
+        list.sort_by_key(|b| b.t_ns);
         (list, n)
+    }
+
+    /// Breaches per minute for the first `secs` seconds of the run (ring order resolved);
+    /// empty when there was none.
+    pub fn breaches_per_minute(&self, secs: usize) -> Vec<u64> {
+        if self.breach_count.load(Relaxed) == 0 {
+            return Vec::new();
+        }
+        let minutes = secs.div_ceil(60).max(1);
+        let n = minutes.min(self.per_minute_breaches.len());
+        let len = self.per_minute_breaches.len();
+        (minutes - n..minutes).map(|m| self.per_minute_breaches[m % len].load(Relaxed)).collect()
     }
 
     /// The per-second maxima for the first `secs` seconds (ring order resolved).
@@ -249,12 +386,43 @@ mod tests {
     }
 
     #[test]
-    fn breaches_beyond_the_cap_are_counted() {
-        let r = Recorder::new(HistogramConfig::LATENCY, 1, Some(0));
-        for i in 0..(MAX_BREACHES as u64 + 5) {
-            r.record(i, 0);
+    fn the_worst_breaches_are_kept_in_time_order_and_all_are_counted() {
+        let r = Recorder::new(HistogramConfig::LATENCY, 180, Some(0));
+        let total = 20 * MAX_BREACHES as u64;
+        // Values in a scrambled order, one per 5 ms (three minutes).
+        for i in 0..total {
+            r.record((i * 7919) % total, i * 5_000_000);
         }
         let (b, n) = r.breaches(None);
-        assert_eq!((b.len(), n), (MAX_BREACHES, MAX_BREACHES as u64 + 5));
+        assert_eq!((b.len(), n), (MAX_BREACHES, total));
+        let mut vals: Vec<u64> = b.iter().map(|b| b.value_ns).collect();
+        vals.sort_unstable();
+        assert_eq!(vals, (total - MAX_BREACHES as u64..total).collect::<Vec<_>>());
+        assert!(b.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "time order");
+        let per_minute = r.breaches_per_minute(100);
+        assert_eq!(per_minute.len(), 2);
+        assert_eq!(per_minute.iter().sum::<u64>(), 12_000 + 8_000);
+    }
+
+    #[test]
+    fn the_fast_table_records_like_the_slow_path() {
+        // A 3 GHz counter: 3 ticks per ns.
+        let mult = ((1_000_000_000u128 << 32) / 3_000_000_000u128) as u64;
+        let fast =
+            Recorder::new(HistogramConfig::LATENCY, 2, Some(1_000)).with_fast_table(3_000, mult);
+        let slow = Recorder::new(HistogramConfig::LATENCY, 2, Some(1_000));
+        let ns = |t: u64| ((t as u128 * mult as u128) >> 32) as u64;
+        for ticks in [120u64, 121, 150, 2_999, 120, 3_000, 90_000, 130] {
+            if !fast.record_fast(ticks) {
+                fast.record_at(ns(ticks), 0, || 7);
+            } else {
+                fast.raise_second_fast(0, ticks);
+            }
+            slow.record_at(ns(ticks), 0, || 7);
+        }
+        assert_eq!(fast.snapshot(), slow.snapshot());
+        assert_eq!((fast.count(), fast.max()), (slow.count(), slow.max()));
+        assert_eq!(fast.series(1), slow.series(1));
+        assert_eq!(fast.breaches(None), slow.breaches(None));
     }
 }

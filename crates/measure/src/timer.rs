@@ -83,11 +83,18 @@ pub fn run(cfg: &TimerConfig, observer: &mut dyn Observer) -> Result<LatencyResu
         stop_on_threshold: cfg.common.stop_on_threshold,
     };
     let mut hook = Attributor::new(&cfg.common.cpus, false);
-    let mut r =
-        runner::run(results::Kind::Timer, &cfg.common, observer, &mut hook, Vec::new(), |slot| {
+    let mut r = runner::run(
+        results::Kind::Timer,
+        &cfg.common,
+        observer,
+        &mut hook,
+        Vec::new(),
+        None,
+        |slot| {
             let b = bounds(slot.start_ns);
             timer_loop(&Monotonic, slot.rec, slot.start_ns, &b, slot.stop);
-        })?;
+        },
+    )?;
     for t in &mut r.threads {
         t.interval_ns = Some(cfg.interval.as_nanos() as u64);
     }

@@ -185,18 +185,25 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         let p = partition::plan(&layout, &req.partition)?;
         (p.reserved, p.isolated, p.offlined, p.smt_disabled, p.rationale)
     };
-    let kernel_args = if options.style == Style::Ppc && !options.workload_hints {
-        // PAO-era PPC: only what the profile itself carries.
-        let mut v = rules::kernel_args(&reserved, &isolated, &options);
-        v.retain(|a| a.key != "nmi_watchdog");
-        v
-    } else {
-        rules::kernel_args(&reserved, &isolated, &options)
-    };
+    let kernel_args = rules::derived_kernel_args(&reserved, &isolated, &options);
     let runtime = rules::runtime_items(&reserved, &isolated, &options, &facts(host));
     if let Some(hv) = &host.virtualization {
         rationale.push(format!(
             "note: this host runs under {hv}; the hypervisor's own scheduling adds latency no guest tuning removes (pin and isolate the vCPUs on the host too)"
+        ));
+    }
+    if let Some(us) = options.busy_poll_us {
+        rationale.push(if us == 0 {
+            "busy polling off: net.core.busy_read=0, net.core.busy_poll=0".to_string()
+        } else {
+            format!("busy polling {us} µs: net.core.busy_read={us}, net.core.busy_poll={us} (sockets poll the NIC queue instead of waiting for an interrupt; PAO's Tuned uses 50)")
+        });
+    }
+    if let Some(us) = options.idle_limit_us {
+        rationale.push(format!(
+            "idle limit {us} µs (chosen, replaces the {} mode's): idle states with a longer exit latency are disabled on the limited CPUs and PM QoS is held there{}",
+            options.power,
+            if us > 0 { "; shallower states stay, so the cores keep their turbo headroom" } else { "" }
         ));
     }
     rationale.push(format!(
@@ -206,7 +213,7 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         kernel_args.len(),
         runtime.len()
     ));
-    Ok(Plan {
+    let plan = Plan {
         schema_version: SCHEMA_VERSION,
         name: req.name.clone(),
         host: req.host_name.clone(),
@@ -218,7 +225,16 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
         runtime,
         rationale,
         smt_disabled,
-    })
+    };
+    // The same rules a plan file is read with: a name or host that could not be read back
+    // (or that would reach a script unsafely) is refused here, where it comes in.
+    plan.validate().map_err(|p| {
+        PlanError::invalid(
+            format!("the plan would be invalid: {}", p.problem),
+            format!("{} ({})", p.fix, p.field),
+        )
+    })?;
+    Ok(plan)
 }
 
 #[cfg(test)]
@@ -250,6 +266,37 @@ mod tests {
         let back = Plan::from_yaml(&y, "plan.yaml").unwrap();
         assert_eq!(back, plan);
         assert!(y.contains("schema_version: 1"));
+    }
+
+    #[test]
+    fn busy_poll_and_idle_limit_reach_the_plan_file_with_reasons() {
+        let host = testhost::worker1();
+        let req = PlanRequest {
+            name: "seed001".into(),
+            options: PlanOptions {
+                busy_poll_us: Some(50),
+                idle_limit_us: Some(80),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let plan = make_plan(&host, &req).unwrap();
+        let y = plan.to_yaml().unwrap();
+        assert!(y.contains("  busy_poll_us: 50\n  idle_limit_us: 80\n"), "{y}");
+        assert!(y.contains("name: net.core.busy_read\n  value: '50'"), "{y}");
+        assert!(y.contains("max_latency_us: 80\n") && y.contains("disable_states: true"), "{y}");
+        assert_eq!(Plan::from_yaml(&y, "plan.yaml").unwrap(), plan);
+        let why = plan.rationale.join("\n");
+        assert!(why.contains("busy polling 50 µs"), "{why}");
+        assert!(why.contains("idle limit 80 µs (chosen, replaces the default mode's)"), "{why}");
+        // Without them the plan file is as before: no new keys.
+        let y = default_plan(&host).unwrap().to_yaml().unwrap();
+        assert!(
+            !y.contains("busy_poll")
+                && !y.contains("busy_read")
+                && !y.contains("idle_limit")
+                && !y.contains("disable_states")
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod build;
 pub mod cluster;
 pub mod error;
+pub mod file;
 pub mod layout;
 pub mod model;
 pub mod partition;
@@ -14,6 +15,7 @@ pub mod ppc;
 pub mod request;
 pub mod rules;
 pub mod summary;
+pub mod validate;
 
 pub use build::{default_plan, make_plan, PlanRequest};
 pub use error::{PlanError, UnknownName};

@@ -18,52 +18,6 @@ impl Plan {
             .map_err(|e| crate::PlanError::File(format!("cannot serialize the plan: {e}")))
     }
 
-    /// Read and parse a plan file. The file is capped at [`MAX_PLAN_BYTES`] before parsing (a
-    /// plan is a few KiB; a huge or deeply nested file is refused at once, not parsed).
-    pub fn load(path: &std::path::Path) -> Result<Plan, crate::PlanError> {
-        use std::io::Read as _;
-        let what = path.display().to_string();
-        let unreadable = |e: std::io::Error| {
-            crate::PlanError::File(format!(
-                "cannot read plan {what}: {e} (make one with `lowlat plan -o plan.yaml`)"
-            ))
-        };
-        let f = std::fs::File::open(path).map_err(unreadable)?;
-        let mut bytes = Vec::new();
-        f.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes).map_err(unreadable)?;
-        if bytes.len() as u64 > MAX_PLAN_BYTES {
-            return Err(crate::PlanError::File(format!(
-                "{what}: larger than {} KiB; a plan file is a few KiB — is this the right file?",
-                MAX_PLAN_BYTES / 1024
-            )));
-        }
-        let text = String::from_utf8(bytes)
-            .map_err(|_| crate::PlanError::File(format!("{what}: not UTF-8 text")))?;
-        Self::from_yaml(&text, &what)
-    }
-
-    /// Parse a plan file; `what` names it in errors. A newer `schema_version` is refused.
-    pub fn from_yaml(text: &str, what: &str) -> Result<Plan, crate::PlanError> {
-        let value: serde_norway::Value = serde_norway::from_str(text)
-            .map_err(|e| crate::PlanError::File(format!("{what}: not YAML: {e}")))?;
-        let version = value.get("schema_version").and_then(serde_norway::Value::as_u64);
-        match version {
-            None => {
-                return Err(crate::PlanError::File(format!(
-                    "{what}: no `schema_version` field; this is not a lowlat plan file (make one with `lowlat plan -o plan.yaml`)"
-                )))
-            }
-            Some(v) if v > u64::from(SCHEMA_VERSION) => {
-                return Err(crate::PlanError::File(format!(
-                    "{what}: plan schema_version {v} is newer than this lowlat understands ({SCHEMA_VERSION}); upgrade lowlat or re-create the plan with this version's `lowlat plan`"
-                )))
-            }
-            Some(_) => {}
-        }
-        serde_norway::from_value(value)
-            .map_err(|e| crate::PlanError::File(format!("{what}: invalid plan: {e}")))
-    }
-
     /// Every CPU with a role (reserved ∪ isolated ∪ offlined).
     pub fn all_cpus(&self) -> CpuSet {
         self.reserved.union(&self.isolated).union(&self.offlined)
@@ -71,6 +25,7 @@ impl Plan {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Plan {
     pub schema_version: u32,
     /// Profile / role name (`performance`, `worker-cnf`, …).
@@ -84,7 +39,9 @@ pub struct Plan {
     /// CPUs to take offline.
     pub offlined: CpuSet,
     pub options: PlanOptions,
-    /// Boot-time kernel arguments, in render order.
+    /// Boot-time kernel arguments, in render order. Derived from the sets and options when a
+    /// plan file is read (written for the reader; what a file says here is not used).
+    #[serde(default)]
     pub kernel_args: Vec<KernelArg>,
     /// Runtime knobs `apply` sets and `verify` checks.
     pub runtime: Vec<RuntimeItem>,
@@ -96,6 +53,7 @@ pub struct Plan {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PlanOptions {
     /// Which partitioner made the sets.
     pub style: Style,
@@ -133,6 +91,14 @@ pub struct PlanOptions {
     /// CPU vendor when known: picks the pstate / C-state arguments.
     #[serde(default)]
     pub cpu_vendor: Option<CpuVendor>,
+    /// Socket busy polling in µs (`net.core.busy_read` and `net.core.busy_poll`; PAO's Tuned
+    /// sets 50). Absent: left as the host has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_poll_us: Option<u64>,
+    /// A chosen idle limit in µs: the isolated CPUs use no idle state whose exit latency is
+    /// above it (deeper states disabled, PM QoS held). Replaces the power mode's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_limit_us: Option<u64>,
 }
 
 /// A closed set of names in the plan file: an enum serialized as its name, parsed from it
@@ -241,6 +207,7 @@ closed_set! {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HugepageRequest {
     /// `2M`, `1G`.
     pub size: String,
@@ -250,6 +217,7 @@ pub struct HugepageRequest {
 
 /// One kernel argument with why it is there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KernelArg {
     pub key: String,
     pub value: Option<String>,
@@ -269,7 +237,7 @@ impl KernelArg {
 /// One runtime knob: what to set, to what, why. `apply` turns these into journaled writes;
 /// `verify` checks their effect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RuntimeItem {
     /// Move every movable IRQ, and the default IRQ mask, to these CPUs.
     IrqAffinity { cpus: CpuSet, reason: String },
@@ -283,8 +251,16 @@ pub enum RuntimeItem {
     File { path: String, value: String, reason: String },
     /// CPU frequency governor on these CPUs.
     Governor { cpus: CpuSet, governor: String, reason: String },
-    /// Limit C-states on these CPUs to exit latency <= `max_latency_us` (0 = poll only).
-    IdleLimit { cpus: CpuSet, max_latency_us: u64, reason: String },
+    /// Limit C-states on these CPUs to exit latency <= `max_latency_us` (0 = poll only): the
+    /// per-CPU PM QoS request, and with `disable_states` every deeper cpuidle state switched
+    /// off too (`cpuidle/stateN/disable`, whatever the governor).
+    IdleLimit {
+        cpus: CpuSet,
+        max_latency_us: u64,
+        reason: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        disable_states: bool,
+    },
     /// Energy-performance bias (`power/energy_perf_bias`, 0 = performance … 15 = powersave)
     /// on these CPUs.
     EnergyPerfBias { cpus: CpuSet, value: String, reason: String },
@@ -329,7 +305,14 @@ rationale: []
 
     #[test]
     fn options_serialize_to_the_same_strings() {
-        let plan = Plan::from_yaml(PLAN, "plan.yaml").unwrap();
+        // kernel_args is derived on reading: compare the rest byte for byte.
+        let read = |text: &str| {
+            let mut p = Plan::from_yaml(text, "plan.yaml").unwrap();
+            assert!(!p.kernel_args.is_empty());
+            p.kernel_args.clear();
+            p
+        };
+        let plan = read(PLAN);
         assert_eq!(plan.options.style, Style::Ppc);
         assert_eq!(plan.options.power, Power::UltraLowLatency);
         assert_eq!(plan.options.topology_policy, Some(TopologyPolicy::SingleNumaNode));
@@ -357,7 +340,7 @@ rationale: []
         for (key, values) in sets {
             for value in values {
                 let text = with(key, value);
-                let back = Plan::from_yaml(&text, "plan.yaml").unwrap().to_yaml().unwrap();
+                let back = read(&text).to_yaml().unwrap();
                 assert_eq!(back, text, "{key}: {value}");
             }
         }

@@ -74,7 +74,15 @@ pub struct Request {
     pub isolcpus_domain: bool,
     pub per_pod_power_management: Option<bool>,
     pub user_level_networking: Option<bool>,
+    /// Socket busy polling in µs (`net.core.busy_read` / `busy_poll`; 0 = off).
+    pub busy_poll_us: Option<u64>,
+    /// Idle limit in µs: no idle state with a longer exit latency on the isolated CPUs.
+    pub idle_limit_us: Option<u64>,
 }
+
+/// The largest busy-poll time and idle limit accepted (1 s): both are µs-range knobs, and a
+/// larger value is a unit mistake.
+pub const MAX_KNOB_US: u64 = 1_000_000;
 
 /// A plan and the planner's view of the machine it was computed on (the summary draws its
 /// grid from it).
@@ -194,6 +202,23 @@ impl Request {
         {
             return ppc_refuses("please use one of [default low-latency] power consumption modes together with the perPodPowerManagement");
         }
+        if let (Some(us), Some(Power::UltraLowLatency)) = (self.idle_limit_us, self.power) {
+            if us > 0 {
+                return Err(PlanError::invalid(
+                    format!("an idle limit of {us} µs keeps shallow C-states, but the ultra-low-latency mode polls when idle (idle=poll)"),
+                    "use the low-latency or default power mode with an idle limit, or drop the idle limit",
+                ));
+            }
+        }
+        for (what, v) in [("busy-poll time", self.busy_poll_us), ("idle limit", self.idle_limit_us)]
+        {
+            if let Some(us) = v.filter(|us| *us > MAX_KNOB_US) {
+                return Err(PlanError::invalid(
+                    format!("{what} {us} µs: longer than {MAX_KNOB_US} µs (1 s)"),
+                    "give microseconds, e.g. 50us or 80us",
+                ));
+            }
+        }
         match self.reserved {
             Some(n) if !ppc && n < 0 => Err(PlanError::invalid(
                 format!("housekeeping CPU count {n}: a count cannot be negative"),
@@ -242,6 +267,7 @@ impl Request {
             (None, Some(sel)) => Some(CpuRequest::List(t.host.resolve(sel))),
             (None, None) => None,
         };
+        let isolated = self.isolated.as_ref().map(|s| isolated_request(s, &t.host)).transpose()?;
         let offlined_count = match &self.offline {
             Some(CpuRequest::Count(n)) => i64::try_from(*n).unwrap_or(i64::MAX),
             _ => 0,
@@ -268,10 +294,12 @@ impl Request {
                 user_level_networking: self.user_level_networking.or(ppc.then_some(false)),
                 workload_hints: true,
                 cpu_vendor: None,
+                busy_poll_us: self.busy_poll_us,
+                idle_limit_us: self.idle_limit_us,
             },
             partition: PartitionRequest {
                 reserved,
-                isolated: self.isolated.as_ref().map(|s| t.host.resolve(s)),
+                isolated: isolated.flatten(),
                 offline: self.offline,
                 no_smt,
                 split_reserved_across_numa: split,
@@ -287,5 +315,74 @@ impl Request {
                 high_power_consumption: power == Power::UltraLowLatency,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_limit_and_busy_poll_are_checked() {
+        let req = |power, idle, busy| Request {
+            power,
+            idle_limit_us: idle,
+            busy_poll_us: busy,
+            ..Default::default()
+        };
+        let e = req(Some(Power::UltraLowLatency), Some(80), None).check().unwrap_err();
+        assert!(e.to_string().contains("polls when idle"), "{e}");
+        assert!(req(Some(Power::UltraLowLatency), Some(0), None).check().is_ok());
+        assert!(req(Some(Power::LowLatency), Some(80), Some(50)).check().is_ok());
+        let e = req(None, None, Some(50_000_000)).check().unwrap_err();
+        assert!(e.to_string().contains("busy-poll time 50000000 µs"), "{e}");
+        let e = req(None, Some(2_000_000), None).check().unwrap_err();
+        assert!(e.to_string().contains("idle limit"), "{e}");
+    }
+}
+
+/// The isolated CPUs asked for by name or list: `all` is every CPU but the housekeeping ones
+/// (what the planner isolates by default), `isolated` the CPUs the host isolates now (refused
+/// when it isolates none), a list as given.
+fn isolated_request(sel: &CpuSelector, host: &Host) -> Result<Option<cpuset::CpuSet>, PlanError> {
+    use cpuset::CpuName;
+    match sel {
+        CpuSelector::Named(CpuName::Online) => Ok(None),
+        CpuSelector::Named(CpuName::Isolated) => {
+            let now = host.isolated_cpus();
+            if now.is_empty() {
+                return Err(PlanError::invalid(
+                    "isolated CPUs `isolated`: this host isolates no CPUs now (no isolcpus on its command line, /sys/devices/system/cpu/isolated empty)",
+                    "list the CPUs to isolate, or give `all` for every CPU but the housekeeping ones",
+                ));
+            }
+            Ok(Some(now))
+        }
+        other => Ok(Some(host.resolve(other))),
+    }
+}
+
+#[cfg(test)]
+mod isolated_tests {
+    use super::*;
+    use crate::layout::testhost;
+
+    #[test]
+    fn isolated_names_resolve_as_the_readme_says() {
+        let mut host = testhost::worker1();
+        let sel = |s: &str| s.parse::<CpuSelector>().unwrap();
+        assert_eq!(isolated_request(&sel("all"), &host).unwrap(), None);
+        let e = isolated_request(&sel("isolated"), &host).unwrap_err().to_string();
+        assert!(e.contains("isolates no CPUs now"), "{e}");
+        host.cpus.isolated = Some(cpuset::CpuSet::parse_list("2-5").unwrap());
+        assert_eq!(
+            isolated_request(&sel("isolated"), &host).unwrap().map(|s| s.to_list()),
+            Some("2-5".to_string())
+        );
+        assert_eq!(
+            isolated_request(&sel("3,7"), &host).unwrap().map(|s| s.to_list()),
+            Some("3,7".to_string())
+        );
+        assert!("abc".parse::<CpuSelector>().is_err(), "abc is not the mask 0xabc");
     }
 }

@@ -23,6 +23,21 @@ pub fn nosmt_arg() -> KernelArg {
     arg("nosmt", None, "SMT off (--no-smt): siblings share a core's execution units and caches with the isolated thread")
 }
 
+/// The plan's kernel arguments, as `lowlat plan` derives them from the sets and options (the
+/// ppc style without workload hints carries only what PAO-era profiles did: no
+/// `nmi_watchdog`). A plan file's own list is replaced by this when it is read.
+pub fn derived_kernel_args(
+    reserved: &CpuSet,
+    isolated: &CpuSet,
+    o: &PlanOptions,
+) -> Vec<KernelArg> {
+    let mut v = kernel_args(reserved, isolated, o);
+    if o.style == crate::model::Style::Ppc && !o.workload_hints {
+        v.retain(|a| a.key != "nmi_watchdog");
+    }
+    v
+}
+
 /// The kernel arguments for a partition.
 pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec<KernelArg> {
     let iso = isolated.to_list();
@@ -183,6 +198,53 @@ pub fn size_kb(size: &str) -> Option<u64> {
     }
 }
 
+/// Socket busy polling: both sysctls at `us` (0 switches it off).
+fn busy_poll(us: u64) -> Vec<RuntimeItem> {
+    let (read, poll) = if us == 0 {
+        (
+            "no busy polling on blocking socket reads (interrupt-driven receive)".to_string(),
+            "poll()/select()/epoll wait for interrupts instead of polling device queues"
+                .to_string(),
+        )
+    } else {
+        (
+            format!("blocking socket reads poll the device queue for up to {us} µs before sleeping: no interrupt and wake-up on the receive path (PAO's Tuned sets 50; costs a busy CPU while waiting)"),
+            format!("poll()/select()/epoll busy-poll sockets for up to {us} µs (PAO's Tuned sets 50; only sockets on devices with NAPI, costs CPU while waiting)"),
+        )
+    };
+    vec![
+        RuntimeItem::Sysctl {
+            name: "net.core.busy_read".into(),
+            value: us.to_string(),
+            reason: read,
+        },
+        RuntimeItem::Sysctl {
+            name: "net.core.busy_poll".into(),
+            value: us.to_string(),
+            reason: poll,
+        },
+    ]
+}
+
+/// A chosen idle limit: on the isolated CPUs (every CPU when none is isolated), no idle state
+/// with an exit latency above `us`, by PM QoS and by disabling the deeper states.
+fn idle_limit(reserved: &CpuSet, isolated: &CpuSet, us: u64) -> Option<RuntimeItem> {
+    let (cpus, whose) = if isolated.is_empty() {
+        (reserved.clone(), "every CPU")
+    } else {
+        (isolated.clone(), "the isolated CPUs")
+    };
+    if cpus.is_empty() {
+        return None;
+    }
+    let reason = if us == 0 {
+        format!("idle limit 0 µs: {whose} poll when idle (every cpuidle state but POLL off)")
+    } else {
+        format!("idle limit {us} µs: {whose} keep the idle states that wake within {us} µs and lose the deeper ones (as holding /dev/cpu_dma_latency at {us}; shallow C-states keep turbo headroom)")
+    };
+    Some(RuntimeItem::IdleLimit { cpus, max_latency_us: us, reason, disable_states: true })
+}
+
 /// The runtime knobs for a partition.
 pub fn runtime_items(
     reserved: &CpuSet,
@@ -257,18 +319,24 @@ pub fn runtime_items(
             reason: r("highest frequency, no ramp-up delay after idle"),
         });
     }
-    match o.power {
-        Power::LowLatency if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
+    if let Some(us) = o.busy_poll_us {
+        v.extend(busy_poll(us));
+    }
+    match (o.idle_limit_us, o.power) {
+        (Some(us), _) => v.extend(idle_limit(reserved, isolated, us)),
+        (None, Power::LowLatency) if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
             cpus: isolated.clone(),
             max_latency_us: f.c1_latency_us.unwrap_or(3),
             reason: r(
                 "isolated CPUs sleep no deeper than C1 (TuneD force_latency=cstate.id_no_zero:1|3)",
             ),
+            disable_states: false,
         }),
-        Power::UltraLowLatency if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
+        (None, Power::UltraLowLatency) if !isolated.is_empty() => v.push(RuntimeItem::IdleLimit {
             cpus: isolated.clone(),
             max_latency_us: 0,
             reason: r("isolated CPUs poll when idle (matches idle=poll, without a reboot)"),
+            disable_states: false,
         }),
         _ => {}
     }
@@ -319,6 +387,53 @@ mod tests {
         assert!(rt.contains(&RuntimeItem::File { path: "sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages".into(), value: "128".into(), reason: "128 2M huge pages on NUMA node 0 (per-node pages cannot be set on the command line)".into() }));
         assert!(rt.iter().any(|x| matches!(x, RuntimeItem::IdleLimit { max_latency_us: 0, .. })));
         assert!(rt.iter().any(|x| matches!(x, RuntimeItem::Sysctl { name, .. } if name == "kernel.sched_rt_runtime_us")));
+    }
+
+    #[test]
+    fn busy_poll_and_a_chosen_idle_limit() {
+        let r = CpuSet::parse_list("0").unwrap();
+        let i = CpuSet::parse_list("1-3").unwrap();
+        let mut o = opts("low-latency");
+        o.busy_poll_us = Some(50);
+        o.idle_limit_us = Some(80);
+        let rt = runtime_items(&r, &i, &o, &Facts { c1_latency_us: Some(2) });
+        let sysctl = |n: &str| {
+            rt.iter().find_map(|x| match x {
+                RuntimeItem::Sysctl { name, value, reason } if name == n => {
+                    Some((value.clone(), reason.clone()))
+                }
+                _ => None,
+            })
+        };
+        let (v, why) = sysctl("net.core.busy_read").unwrap();
+        assert_eq!(v, "50");
+        assert!(why.contains("50 µs") && why.contains("PAO"), "{why}");
+        assert_eq!(sysctl("net.core.busy_poll").unwrap().0, "50");
+        // The chosen limit replaces the mode's C1 limit: one idle item, on the isolated CPUs.
+        let idle: Vec<_> =
+            rt.iter().filter(|x| matches!(x, RuntimeItem::IdleLimit { .. })).collect();
+        assert_eq!(
+            idle,
+            [&RuntimeItem::IdleLimit {
+                cpus: i.clone(),
+                max_latency_us: 80,
+                reason: "idle limit 80 µs: the isolated CPUs keep the idle states that wake within 80 µs and lose the deeper ones (as holding /dev/cpu_dma_latency at 80; shallow C-states keep turbo headroom)".into(),
+                disable_states: true,
+            }]
+        );
+        // Default power, nothing isolated: every CPU gets the limit.
+        let mut o = opts("default");
+        o.idle_limit_us = Some(0);
+        let rt = runtime_items(&r.union(&i), &CpuSet::new(), &o, &Facts::default());
+        assert!(rt.iter().any(|x| matches!(x, RuntimeItem::IdleLimit { cpus, max_latency_us: 0, disable_states: true, .. } if cpus.to_list() == "0-3")));
+        // Unset: neither sysctl is planned, and the mode's limit disables no state.
+        let rt = runtime_items(&r, &i, &opts("low-latency"), &Facts::default());
+        assert!(!rt.iter().any(
+            |x| matches!(x, RuntimeItem::Sysctl { name, .. } if name.starts_with("net.core.busy"))
+        ));
+        assert!(rt
+            .iter()
+            .any(|x| matches!(x, RuntimeItem::IdleLimit { disable_states: false, .. })));
     }
 
     #[test]

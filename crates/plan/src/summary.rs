@@ -58,8 +58,11 @@ pub fn summary(plan: &Plan, layout: &Layout, color: bool) -> String {
     let o = &plan.options;
     let mut out = format!(
         "lowlat plan `{}`{} (style {}, power {}{})\n",
-        plan.name,
-        plan.host.as_deref().map(|h| format!(" for {h}")).unwrap_or_default(),
+        util::term::sanitize(&plan.name, false),
+        plan.host
+            .as_deref()
+            .map(|h| format!(" for {}", util::term::sanitize(h, false)))
+            .unwrap_or_default(),
         o.style,
         o.power,
         if o.rt_kernel { ", real-time kernel" } else { "" }
@@ -85,12 +88,13 @@ pub fn summary(plan: &Plan, layout: &Layout, color: bool) -> String {
     }
     out.push_str("\nwhy:\n");
     for r in &plan.rationale {
-        out.push_str(&format!("  - {r}\n"));
+        out.push_str(&format!("  - {}\n", util::term::sanitize(&r.to_string(), false)));
     }
     out.push_str(
         "\nkernel arguments (boot; `lowlat render --plan FILE cmdline --explain` says why):\n  ",
     );
-    out.push_str(&plan.kernel_args.iter().map(|a| a.token()).collect::<Vec<_>>().join(" "));
+    let args = plan.kernel_args.iter().map(|a| a.token()).collect::<Vec<_>>().join(" ");
+    out.push_str(&util::term::sanitize(&args, false));
     out.push('\n');
     let n_sysctl = plan.runtime.iter().filter(|r| matches!(r, RuntimeItem::Sysctl { .. })).count();
     out.push_str(&format!(

@@ -6,13 +6,13 @@ use plan::Plan;
 
 use crate::cmdline::{line, merge};
 use crate::files::BACKUP_SUFFIX;
-use crate::{input_error, OutFile, RenderError};
+use crate::{input_error, quote, OutFile, RenderError};
 
 fn header(plan: &Plan, what: &str) -> String {
     format!(
         "# lowlat plan `{}`{}: {what}\n# housekeeping {}, isolated {}{}\n",
-        plan.name,
-        plan.host.as_deref().map(|h| format!(" for {h}")).unwrap_or_default(),
+        quote::comment(&plan.name),
+        plan.host.as_deref().map(|h| format!(" for {}", quote::comment(h))).unwrap_or_default(),
         plan.reserved,
         plan.isolated,
         if plan.offlined.is_empty() {
@@ -23,8 +23,25 @@ fn header(plan: &Plan, what: &str) -> String {
     )
 }
 
+/// The plan with every kernel argument's key and value passed through `esc` (the quoting of
+/// the file the arguments are merged into).
+fn escaped(plan: &Plan, esc: impl Fn(&str) -> String) -> Plan {
+    let mut p = plan.clone();
+    for a in &mut p.kernel_args {
+        a.key = esc(&a.key);
+        a.value = a.value.as_deref().map(&esc);
+    }
+    p
+}
+
+/// One line of a loader entry: control characters become spaces.
+fn one_line(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+}
+
+/// A POSIX shell word (see [`quote::sh`]).
 pub(crate) fn sh_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    quote::sh(s)
 }
 
 /// `grubby` for every installed kernel (grubby replaces the value of a key that exists).
@@ -32,7 +49,7 @@ pub fn grubby(plan: &Plan) -> OutFile {
     let mut s = String::from("#!/bin/sh\n");
     s.push_str(&header(plan, "kernel arguments for every installed kernel via grubby"));
     s.push_str("# grubby replaces an existing argument's value; reboot to apply.\nset -eu\n");
-    s.push_str(&format!("grubby --update-kernel=ALL --args={}\n", sh_quote(&line(plan))));
+    s.push_str(&format!("grubby --update-kernel=ALL --args={}\n", quote::sh(&line(plan))));
     if plan.kernel_args.iter().any(|a| a.key == "nohz") {
         s.push_str(
             "# a conflicting `nohz=off` from an earlier setup is replaced by nohz=on above\n",
@@ -50,7 +67,10 @@ pub fn grub(plan: &Plan, input: Option<&(String, String)>) -> Result<OutFile, Re
         s.push_str(
             "# then: update-grub (Debian) or grub2-mkconfig -o /boot/grub2/grub.cfg (EL); reboot\n",
         );
-        s.push_str(&format!("GRUB_CMDLINE_LINUX=\"${{GRUB_CMDLINE_LINUX}} {}\"\n", line(plan)));
+        s.push_str(&format!(
+            "GRUB_CMDLINE_LINUX=\"${{GRUB_CMDLINE_LINUX}} {}\"\n",
+            quote::sh_double_inner(&line(plan))
+        ));
         return Ok(OutFile::new("50-lowlat.cfg", s));
     };
     let mut out = String::new();
@@ -59,9 +79,17 @@ pub fn grub(plan: &Plan, input: Option<&(String, String)>) -> Result<OutFile, Re
         let trimmed = l.trim_start();
         if !found && trimmed.starts_with("GRUB_CMDLINE_LINUX=") {
             let value = trimmed["GRUB_CMDLINE_LINUX=".len()..].trim();
-            let inner = value.trim_matches(|c| c == '"' || c == '\'');
-            let (merged, _) = merge(inner, plan);
-            out.push_str(&format!("GRUB_CMDLINE_LINUX=\"{merged}\"\n"));
+            // Written back in the quotes it had: the existing text stays as the admin wrote
+            // it, the plan's arguments are escaped for those quotes.
+            if value.starts_with('\'') {
+                let inner = value.trim_matches('\'');
+                let (merged, _) = merge(inner, &escaped(plan, |s| one_line(&s.replace('\'', ""))));
+                out.push_str(&format!("GRUB_CMDLINE_LINUX='{merged}'\n"));
+            } else {
+                let inner = value.trim_matches('"');
+                let (merged, _) = merge(inner, &escaped(plan, quote::sh_double_inner));
+                out.push_str(&format!("GRUB_CMDLINE_LINUX=\"{merged}\"\n"));
+            }
             found = true;
         } else {
             out.push_str(l);
@@ -69,7 +97,7 @@ pub fn grub(plan: &Plan, input: Option<&(String, String)>) -> Result<OutFile, Re
         }
     }
     if !found {
-        out.push_str(&format!("GRUB_CMDLINE_LINUX=\"{}\"\n", line(plan)));
+        out.push_str(&format!("GRUB_CMDLINE_LINUX=\"{}\"\n", quote::sh_double_inner(&line(plan))));
     }
     let _ = name;
     Ok(OutFile::new("grub", out))
@@ -98,7 +126,7 @@ pub fn bls(plan: &Plan, input: Option<&(String, String)>) -> Result<Vec<OutFile>
     let mut found = false;
     for l in text.lines() {
         if !found && (l.starts_with("options ") || l.starts_with("options\t") || l == "options") {
-            let (merged, _) = merge(&l["options".len()..], plan);
+            let (merged, _) = merge(&l["options".len()..], &escaped(plan, one_line));
             out.push_str(&format!("options {merged}\n"));
             found = true;
         } else {
@@ -107,7 +135,7 @@ pub fn bls(plan: &Plan, input: Option<&(String, String)>) -> Result<Vec<OutFile>
         }
     }
     if !found {
-        out.push_str(&format!("options {}\n", line(plan)));
+        out.push_str(&format!("options {}\n", one_line(&line(plan))));
     }
     Ok(vec![
         OutFile::new(base.clone(), out),
@@ -125,7 +153,7 @@ pub fn rpm_ostree(plan: &Plan, rt_packages: &[String]) -> OutFile {
         "rpm-ostree kernel arguments (RHCOS / Fedora CoreOS / other ostree hosts)",
     ));
     s.push_str("# On OpenShift prefer `lowlat render openshift` (MachineConfig kernelArguments / kernelType).\nset -eu\n");
-    s.push_str(&format!("want={}\n", sh_quote(&want)));
+    s.push_str(&format!("want={}\n", quote::sh(&want)));
     s.push_str(
         "current=$(rpm-ostree kargs)\nset --\nfor have in $current; do\n  key=${have%%=*}\n  for w in $want; do\n    if [ \"${w%%=*}\" = \"$key\" ]; then\n      case \" $want \" in *\" $have \"*) ;; *) set -- \"$@\" \"--delete=$have\" ;; esac\n      break\n    fi\n  done\ndone\nfor w in $want; do\n  case \" $current \" in *\" $w \"*) ;; *) set -- \"$@\" \"--append=$w\" ;; esac\ndone\nif [ $# -gt 0 ]; then\n  rpm-ostree kargs \"$@\"\nelse\n  echo 'lowlat: kernel arguments already in place' >&2\nfi\n",
     );
@@ -139,7 +167,7 @@ pub fn rpm_ostree(plan: &Plan, rt_packages: &[String]) -> OutFile {
             rt_packages.to_vec()
         };
         let installs: Vec<String> =
-            pkgs.iter().map(|p| format!("--install {}", sh_quote(p))).collect();
+            pkgs.iter().map(|p| format!("--install {}", quote::sh(p))).collect();
         s.push_str("\n# Real-time kernel (the RHCOS-RT override procedure): swap the stock kernel packages for\n");
         s.push_str("# kernel-rt in one transaction. Pass the RPMs with `lowlat render rpm-ostree --rt-package FILE`.\n");
         s.push_str("if rpm-ostree status -b | grep -q 'kernel-rt-core'; then\n");
@@ -193,7 +221,11 @@ mod tests {
         let input =
             ("g".to_string(), "A=1\nGRUB_CMDLINE_LINUX='quiet nohz_full=5'\nB=2\n".to_string());
         let f = grub(&plan(false), Some(&input)).unwrap();
-        assert_eq!(f.contents, "A=1\nGRUB_CMDLINE_LINUX=\"quiet nohz_full=1-3\"\nB=2\n");
+        // Written back in its own quotes (single quotes keep `$` literal, as the admin wrote).
+        assert_eq!(f.contents, "A=1\nGRUB_CMDLINE_LINUX='quiet nohz_full=1-3'\nB=2\n");
+        let input = ("g".to_string(), "GRUB_CMDLINE_LINUX=\"quiet\"\n".to_string());
+        let f = grub(&plan(false), Some(&input)).unwrap();
+        assert_eq!(f.contents, "GRUB_CMDLINE_LINUX=\"quiet nohz_full=1-3\"\n");
         let input = ("g".to_string(), "A=1\n".to_string());
         assert!(grub(&plan(false), Some(&input))
             .unwrap()

@@ -9,6 +9,7 @@ pub mod files;
 pub mod k8s;
 pub mod misc;
 pub mod openshift;
+pub mod quote;
 pub mod rbac;
 pub mod tuned;
 pub mod yaml;
@@ -144,6 +145,27 @@ impl Default for RenderOptions {
     }
 }
 
+impl RenderOptions {
+    /// The names the options carry into manifests and scripts (role, namespace, RuntimeClass)
+    /// hold only letters, digits, `.`, `_` and `-`: checked where they come in, as the plan's
+    /// names are (each is quoted at its sink too).
+    pub fn check(&self) -> Result<(), RenderError> {
+        let names = [
+            ("role", self.role.as_deref(), 253),
+            ("namespace", Some(self.namespace.as_str()), 63),
+            // An empty RuntimeClass is the opt-out (no runtimeClassName).
+            ("RuntimeClass", self.runtime_class.as_deref().filter(|r| !r.is_empty()), 253),
+        ];
+        for (what, value, max) in names {
+            if let Some(v) = value {
+                plan::validate::check_name(what, v, max)
+                    .map_err(|p| input_error(p.problem.clone(), format!("{} ({what})", p.fix)))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A render that cannot be done.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
@@ -227,7 +249,7 @@ pub fn render(
         Target::PerformanceProfile => {
             vec![openshift::performance_profile_file(plan, opts.role.as_deref())]
         }
-        Target::Systemd => vec![misc::systemd(plan)],
+        Target::Systemd => misc::systemd_files(plan),
         Target::Irqbalance => vec![misc::irqbalance(plan)],
         Target::K8sLatencyTest => k8s::render(plan, opts, &role(plan, opts)),
         Target::ClusterRbac => rbac::render(opts),

@@ -247,8 +247,10 @@ pub fn apply_script(plan: &Plan, role: &str) -> String {
     let (nk, nv) = node_selector(plan, role);
     let node = plan.host.clone().unwrap_or_else(|| "<node_name>".into());
     format!(
-        "#!/bin/sh\n# {}\nset -eu\ncd \"$(dirname \"$0\")\"\noc apply -f 01-machineconfigpool.yaml\noc apply -f 04-tuned.yaml\noc apply -f 02-machineconfig.yaml\noc apply -f 03-kubeletconfig.yaml\noc apply -f 05-runtimeclass.yaml\n# move the node into the pool; the MachineConfigPool rolls it out and reboots the node\noc label node {node} {nk}={nv}\n",
-        header(plan, role)
+        "#!/bin/sh\n# {}\nset -eu\ncd \"$(dirname \"$0\")\"\noc apply -f 01-machineconfigpool.yaml\noc apply -f 04-tuned.yaml\noc apply -f 02-machineconfig.yaml\noc apply -f 03-kubeletconfig.yaml\noc apply -f 05-runtimeclass.yaml\n# move the node into the pool; the MachineConfigPool rolls it out and reboots the node\noc label node {} {}\n",
+        crate::quote::comment(&header(plan, role)),
+        crate::quote::sh(&node),
+        crate::quote::sh(&format!("{nk}={nv}"))
     )
 }
 

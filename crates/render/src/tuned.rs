@@ -4,11 +4,16 @@
 
 use plan::{Plan, RuntimeItem};
 
-use crate::OutFile;
+use crate::{quote, OutFile};
+
+/// A TuneD profile value: one line, and no `$` (TuneD expands `${…}`, functions included).
+fn ini(s: &str) -> String {
+    quote::comment(s).replace('$', "_")
+}
 
 /// TuneD profile name for a plan.
 pub fn profile_name(plan: &Plan) -> String {
-    format!("lowlat-{}", plan.name)
+    format!("lowlat-{}", quote::path_component(&plan.name))
 }
 
 /// Where a `tuned.conf` goes.
@@ -38,7 +43,7 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "# lowlat plan `{}`: housekeeping {}, isolated {}; power {}{}\n",
-        plan.name,
+        quote::comment(&plan.name),
         plan.reserved,
         plan.isolated,
         plan.options.power,
@@ -46,7 +51,8 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
     ));
     s.push_str(&format!(
         "[main]\nsummary=lowlat plan {}: isolate {} for latency-critical work\ninclude={include}\n\n",
-        plan.name, plan.isolated
+        ini(&plan.name),
+        plan.isolated
     ));
     s.push_str("[variables]\n");
     if with_bootloader {
@@ -63,9 +69,13 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
     for item in &plan.runtime {
         match item {
             RuntimeItem::Governor { governor, .. } => {
-                cpu.push(format!("governor={governor}"));
+                cpu.push(format!("governor={}", ini(governor)));
                 cpu.push("energy_perf_bias=performance".into());
                 cpu.push("min_perf_pct=100".into());
+            }
+            RuntimeItem::IdleLimit { max_latency_us, disable_states: true, .. } => {
+                // A chosen limit: TuneD holds /dev/cpu_dma_latency at it.
+                cpu.push(format!("force_latency={max_latency_us}"));
             }
             RuntimeItem::IdleLimit { max_latency_us, .. } => {
                 if *max_latency_us == 0 {
@@ -102,10 +112,10 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
         for (k, v) in sysctls {
             if openshift && k == "kernel.timer_migration" {
                 s.push_str("# OpenShift pins guaranteed pods after boot: timers armed on their CPUs must be\n# able to move away, so NTO keeps 1 (not TuneD's 0) and so does lowlat here\n");
-                s.push_str(&format!("{k}={OPENSHIFT_TIMER_MIGRATION}\n"));
+                s.push_str(&format!("{}={OPENSHIFT_TIMER_MIGRATION}\n", ini(k)));
                 continue;
             }
-            s.push_str(&format!("{k}={v}\n"));
+            s.push_str(&format!("{}={}\n", ini(k), ini(v)));
         }
         s.push('\n');
     }
@@ -122,7 +132,7 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
     if !sysfs.is_empty() {
         s.push_str("[sysfs]\n");
         for (p, v) in sysfs {
-            s.push_str(&format!("/{p}={v}\n"));
+            s.push_str(&format!("/{}={}\n", ini(p), ini(v)));
         }
         s.push('\n');
     }
@@ -134,7 +144,7 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
         s.push_str("cmdline_network_latency=\n");
         s.push_str(&format!(
             "cmdline_cpu_part={} tuned.non_isolcpus=${{not_isolated_cpumask}}\n",
-            crate::cmdline::line(plan)
+            ini(&crate::cmdline::line(plan))
         ));
     } else {
         if low {
@@ -155,7 +165,8 @@ pub fn render(plan: &Plan) -> Vec<OutFile> {
     let dir = profile_name(plan);
     let mut vars = format!(
         "# lowlat plan `{}`: CPU sets for {dir}\nisolated_cores={}\n",
-        plan.name, plan.isolated
+        quote::comment(&plan.name),
+        plan.isolated
     );
     if plan.options.isolcpus_domain {
         vars.push_str(&format!("no_balance_cores={}\n", plan.isolated));

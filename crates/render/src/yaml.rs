@@ -44,7 +44,7 @@ pub fn docs(header: &str, values: &[Value]) -> String {
     let mut out = String::new();
     for line in header.lines() {
         out.push_str("# ");
-        out.push_str(line);
+        out.push_str(&crate::quote::comment(line));
         out.push('\n');
     }
     for (i, v) in values.iter().enumerate() {

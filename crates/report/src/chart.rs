@@ -29,7 +29,7 @@ const PALETTE: [RGBColor; 12] = [
 ];
 
 /// Tick label: short, no float noise (`0.5`, `12`, `1.2k`, `3M`).
-fn tick(v: f64) -> String {
+pub(crate) fn tick(v: f64) -> String {
     let a = v.abs();
     if a >= 1e6 {
         format!("{}M", trim(v / 1e6))

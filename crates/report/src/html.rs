@@ -160,6 +160,16 @@ fn section(h: &mut String, s: &Section) {
                     escape(&c.caption)
                 );
             }
+            Block::Heatmap(m) => {
+                let _ = write!(
+                    h,
+                    "<figure class=\"chart heatmap\" id=\"chart-{}\" role=\"img\" aria-label=\"{}\">{}<figcaption>{}</figcaption></figure>",
+                    escape(&m.id),
+                    escape(&m.title),
+                    crate::heatmap::render_svg(m),
+                    escape(&m.caption)
+                );
+            }
             Block::Grid(g) => grid(h, g),
             Block::Facts { rows } => facts(h, rows),
         }

@@ -7,6 +7,7 @@
 
 pub mod chart;
 pub mod compare;
+pub mod heatmap;
 pub mod html;
 pub mod input;
 pub mod inspect_view;

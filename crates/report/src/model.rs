@@ -95,6 +95,8 @@ pub enum Block {
     Note(Note),
     Table(Table),
     Chart(Chart),
+    /// Rows (CPUs) × columns coloured by value: what scales to hundreds of CPUs.
+    Heatmap(Heatmap),
     Grid(Grid),
     /// Label/value pairs.
     Facts {
@@ -171,6 +173,30 @@ pub struct Chart {
     /// Horizontal lines (thresholds on a time series): `x` holds the y value.
     pub y_markers: Vec<Marker>,
     /// Explanation under the chart (e.g. "downsampled: max of 86 s per point").
+    pub caption: String,
+}
+
+/// A heat map as data: one row per CPU, one column per x bin, a value per cell (0 = empty),
+/// drawn with a logarithmic colour scale; cells at or above `threshold` are drawn red.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Heatmap {
+    /// Unique id within the report.
+    pub id: String,
+    pub title: String,
+    pub x_label: String,
+    /// Row labels (CPU numbers), top to bottom.
+    pub rows: Vec<u32>,
+    /// Tick labels on the x axis: (position in columns from the left edge, label).
+    pub x_ticks: Vec<(f64, String)>,
+    /// `rows.len()` rows of equally many values.
+    #[serde(skip)]
+    pub cells: Vec<Vec<f64>>,
+    /// What a cell's colour means, with unit (`samples`, `max latency (µs)`).
+    pub value_label: String,
+    /// Cells at or above are a breach (red); `None` when no threshold applies.
+    pub threshold: Option<f64>,
+    /// A vertical marker (threshold) at this column position, with its label.
+    pub x_marker: Option<(f64, String)>,
     pub caption: String,
 }
 

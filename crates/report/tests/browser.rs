@@ -66,7 +66,7 @@ fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> serde_json::Value {
     let out = chromium(
         bin,
         &dir.join(format!("{name}-profile-probe")),
-        &["--dump-dom", "--virtual-time-budget=3000"],
+        &["--dump-dom", "--virtual-time-budget=3000", "--window-size=1400,1000"],
         &format!("file://{}", file.display()),
     );
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -80,12 +80,14 @@ fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> serde_json::Value {
     serde_json::from_str(&json).expect("probe JSON")
 }
 
-fn check(bin: &Path, name: &str, html: &str, min_charts: usize) {
+fn check(bin: &Path, name: &str, html: &str, min_charts: usize) -> serde_json::Value {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let p = probe(bin, &dir, name, html);
     eprintln!("{name}: {p}");
     assert_eq!(p["errors"], serde_json::json!([]), "no console errors or blocked fetches");
     assert_eq!(p["resources"], serde_json::json!([]), "nothing fetched");
+    assert_eq!(p["viewport"], 1400, "probed at 1400 px");
+    assert_eq!(p["overflow"], 0, "nothing wider than the 1400 px window");
     let charts = p["charts"].as_array().expect("charts");
     assert!(charts.len() >= min_charts, "{} charts", charts.len());
     for c in charts {
@@ -103,7 +105,7 @@ fn check(bin: &Path, name: &str, html: &str, min_charts: usize) {
     let out = chromium(
         bin,
         &dir.join(format!("{name}-profile-shot")),
-        &[&format!("--screenshot={}", shot.display()), "--window-size=1280,4000"],
+        &[&format!("--screenshot={}", shot.display()), "--window-size=1400,4000"],
         &format!("file://{}", file.display()),
     );
     let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
@@ -129,6 +131,7 @@ fn check(bin: &Path, name: &str, html: &str, min_charts: usize) {
         pdf_bytes.len(),
         String::from_utf8_lossy(&out.stderr)
     );
+    p
 }
 
 #[test]
@@ -171,4 +174,35 @@ fn report_renders_in_chromium_without_errors_or_fetches() {
         &opts(),
     );
     check(&bin, "report-compare", &report::html::render(&cmp), 2);
+}
+
+/// Synthetic 128- and 256-CPU timer and noise results: the report draws heat maps and the
+/// per-CPU chart instead of one line per CPU, renders without error or overflow at 1400 px,
+/// and stays small. Sizes measured when this was written (256 CPUs × 600 s, timer + noise):
+/// see `docs/commands/report.md`.
+#[test]
+fn many_cpu_reports_render_readably_at_1400px() {
+    if std::env::var_os("LOWLAT_SKIP_BROWSER").is_some() {
+        eprintln!("LOWLAT_SKIP_BROWSER set: browser test skipped");
+        return;
+    }
+    let bin = browser().expect("chromium is installed (apt-get install chromium; .ci/run does)");
+    for cpus in [128u32, 256] {
+        let docs = vec![
+            report::Doc::from_value(
+                "timer.json",
+                common::many_cpus(results::Kind::Timer, cpus, 600),
+            ),
+            report::Doc::from_value(
+                "noise.json",
+                common::many_cpus(results::Kind::Noise, cpus, 600),
+            ),
+        ];
+        let html = report::html::render(&report::build(&docs, &opts()));
+        eprintln!("{cpus} CPUs: report {} KiB", html.len() / 1024);
+        assert!(html.len() < 1_200_000, "{cpus} CPUs: report is {} bytes", html.len());
+        assert!(!html.contains("histogram per CPU, up to"), "no per-CPU line overlays");
+        let p = check(&bin, &format!("report-{cpus}-cpus"), &html, 6);
+        assert_eq!(p["heatmaps"], 4 * 2, "two heat maps per section, each a ramp and a map");
+    }
 }

@@ -68,3 +68,55 @@ fn digest_value(v: &mut Value) {
         _ => {}
     }
 }
+
+/// A deterministic pseudo-random sequence (no rand dependency).
+pub fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+/// A synthetic `kind` result of `cpus` CPUs × `secs` seconds written with the `results`
+/// types, as `lowlat measure` writes it: ~150 non-empty buckets per CPU, a per-second max
+/// series, a few noisy CPUs (every 16th) and occasional spikes above 50 µs.
+pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize) -> Value {
+    let mut seed = u64::from(cpus);
+    let threads: Vec<results::ThreadResult> = (0..cpus)
+        .map(|cpu| {
+            let noisy = cpu % 16 == 5;
+            let mut h = results::Histogram::new(results::HistogramConfig::LATENCY);
+            let mut series = Vec::with_capacity(secs);
+            for _ in 0..secs {
+                let spike = lcg(&mut seed).is_multiple_of(if noisy { 20 } else { 400 });
+                let max = if spike {
+                    50_000 + lcg(&mut seed) % 200_000
+                } else {
+                    3_000 + lcg(&mut seed) % 9_000
+                };
+                series.push(max);
+                h.record(max);
+                for _ in 0..40 {
+                    h.record(1_000 + lcg(&mut seed) % 3_000 + (lcg(&mut seed) % 8).pow(4) * 10);
+                }
+            }
+            results::ThreadResult {
+                cpu: Some(cpu),
+                stats: h.summary(),
+                histogram: h.to_data(),
+                per_second_max_ns: series,
+                ..Default::default()
+            }
+        })
+        .collect();
+    let mut envelope = results::Envelope::new(kind, "lowlat test");
+    envelope.duration_ns = secs as u64 * 1_000_000_000;
+    envelope.params = json!({ "threshold_ns": 50_000 });
+    let r = results::LatencyResult {
+        envelope,
+        realtime: true,
+        threads,
+        breaches: Vec::new(),
+        load: None,
+        notes: Vec::new(),
+    };
+    serde_json::to_value(r).expect("result serializes")
+}

@@ -5,14 +5,9 @@
 
 mod common;
 
+use common::lcg;
 use report::Doc;
 use serde_json::{json, Value};
-
-/// A deterministic pseudo-random sequence (no rand dependency).
-fn lcg(seed: &mut u64) -> u64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    *seed >> 33
-}
 
 /// A day of one kind, written with the `results` types as `lowlat measure` writes it.
 fn day_result(kind: results::Kind) -> Value {
@@ -86,5 +81,8 @@ fn sixteen_cpus_for_a_day_stays_under_two_megabytes() {
     eprintln!("inputs {} KiB -> report {} KiB in {took:?}", input_bytes / 1024, html.len() / 1024);
     assert!(input_bytes > 10 << 20, "the inputs are really a day's worth: {input_bytes}");
     assert!(html.len() < 2 << 20, "report is {} bytes", html.len());
-    assert!(html.contains("each point is the maximum of 144 seconds"));
+    assert!(
+        html.contains("each column is the maximum of 360 seconds"),
+        "16 CPUs: the per-second heat map"
+    );
 }

@@ -18,7 +18,9 @@ pub struct LatencyResult {
     /// the numbers include ordinary scheduler delays: not a real-time claim.
     pub realtime: bool,
     pub threads: Vec<ThreadResult>,
-    /// Samples at or above `--threshold`, in the order they happened (capped per thread).
+    /// The worst samples at or above `--threshold` over all threads (at most
+    /// [`MAX_BREACHES`], ties keep the earlier), in the order they happened. Every breach is
+    /// counted in its thread's `breach_count` and `breaches_per_minute`.
     #[serde(default)]
     pub breaches: Vec<Breach>,
     /// The load that ran on the other CPUs, if any.
@@ -27,6 +29,46 @@ pub struct LatencyResult {
     /// Things a reader must know (no real-time, VM, tracer unavailable, …).
     #[serde(default)]
     pub notes: Vec<String>,
+}
+
+impl LatencyResult {
+    /// The scheduling the measuring threads ran with: `envelope.scheduling` when recorded;
+    /// for older results, `params.policy` unless `realtime` is false and a note says the
+    /// real-time policy was refused (then `other`). `None` when the result does not say.
+    pub fn ran_policy(&self) -> Option<util::sched::Policy> {
+        if let Some(s) = &self.envelope.scheduling {
+            return Some(s.ran);
+        }
+        let asked: util::sched::Policy =
+            self.envelope.params.get("policy")?.as_str()?.parse().ok()?;
+        let refused = !self.realtime
+            && self.notes.iter().any(|n| n.starts_with("NOT REAL-TIME: could not set SCHED_"));
+        Some(if asked.is_realtime() && refused { util::sched::Policy::Other } else { asked })
+    }
+
+    /// [`crate::Scheduling::not_realtime_short`], or `NOT REAL-TIME (ran SCHED_OTHER)` for an
+    /// older result whose real-time policy was refused.
+    pub fn not_realtime_short(&self) -> Option<String> {
+        match &self.envelope.scheduling {
+            Some(s) => s.not_realtime_short(),
+            None => self.not_realtime().map(|_| "NOT REAL-TIME (ran SCHED_OTHER)".to_string()),
+        }
+    }
+
+    /// `NOT REAL-TIME: ran SCHED_OTHER — SCHED_FIFO refused: <cause>` when a real-time
+    /// policy was asked for and not obtained (older results: the refusal note itself).
+    pub fn not_realtime(&self) -> Option<String> {
+        if let Some(s) = &self.envelope.scheduling {
+            return s.not_realtime();
+        }
+        let ran = self.ran_policy()?;
+        let asked = self.envelope.params.get("policy").and_then(|v| v.as_str());
+        (asked != Some(ran.as_str()))
+            .then(|| {
+                self.notes.iter().find(|n| n.starts_with("NOT REAL-TIME: could not set")).cloned()
+            })
+            .flatten()
+    }
 }
 
 /// One measured CPU (one thread).
@@ -62,6 +104,13 @@ pub struct ThreadResult {
     pub priority: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval_ns: Option<u64>,
+    /// Samples at or above `--threshold` on this CPU; `None` when no threshold was set (or
+    /// the file predates the count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breach_count: Option<u64>,
+    /// Breaches per minute of the run (minute 0 first); empty when there was none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breaches_per_minute: Vec<u64>,
     /// The worst seconds with what the CPU was doing then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_seconds: Vec<Attribution>,
@@ -74,6 +123,26 @@ pub struct Breach {
     /// Time since the start of the measurement.
     pub t_ns: u64,
     pub value_ns: u64,
+}
+
+/// Most breaches a result lists (the worst; all are counted per thread and per minute).
+pub const MAX_BREACHES: usize = 1000;
+
+/// The worst `n` breaches (largest value; of equal values the earlier), in time order.
+pub fn worst_breaches(mut all: Vec<Breach>, n: usize) -> Vec<Breach> {
+    all.sort_by(|a, b| b.value_ns.cmp(&a.value_ns).then(a.t_ns.cmp(&b.t_ns)));
+    all.truncate(n);
+    all.sort_by_key(|b| (b.t_ns, b.cpu));
+    all
+}
+
+impl LatencyResult {
+    /// Every breach of the run: the per-thread counts when known, else the listed ones.
+    pub fn breach_total(&self) -> u64 {
+        let counted: Option<u64> =
+            self.threads.iter().map(|t| t.breach_count).try_fold(0u64, |a, c| Some(a + c?));
+        counted.unwrap_or(self.breaches.len() as u64).max(self.breaches.len() as u64)
+    }
 }
 
 /// What load ran during the measurement.
@@ -221,6 +290,13 @@ mod tests {
         let v = serde_json::to_value(summary_without_histogram(10, 1, 2, 3)).unwrap();
         assert!(v["p99_ns"].is_null() && v["stddev_ns"].is_null(), "{v}");
         assert_eq!(v["max_ns"], 3);
+    }
+
+    #[test]
+    fn worst_breaches_keep_the_largest_in_time_order() {
+        let b = |cpu, t_ns, value_ns| Breach { cpu: Some(cpu), t_ns, value_ns };
+        let all = vec![b(1, 5, 10), b(2, 1, 30), b(1, 9, 30), b(2, 3, 20), b(1, 2, 5)];
+        assert_eq!(worst_breaches(all, 3), vec![b(2, 1, 30), b(2, 3, 20), b(1, 9, 30)]);
     }
 
     #[test]

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 pub use histogram::{Bucket, Histogram, HistogramConfig, HistogramData, Summary};
 pub use latency::{
-    Attribution, Breach, CpuTicks, LatencyResult, LoadInfo, ThreadResult, TicksResult,
+    worst_breaches, Attribution, Breach, CpuTicks, LatencyResult, LoadInfo, ThreadResult,
+    TicksResult,
 };
 
 /// Version of the result files' JSON shape.
@@ -122,6 +123,57 @@ pub struct Envelope {
     pub host: HostContext,
     /// The exact parameters, as the measurement understood them.
     pub params: serde_json::Value,
+    /// The scheduling the measuring threads asked for and the one they ran with (lowlat's
+    /// own timer/noise runs; absent in imports and older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<Scheduling>,
+}
+
+/// What scheduling a measurement asked for and what it got: a result says what ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scheduling {
+    /// The policy asked for.
+    pub requested: util::sched::Policy,
+    /// The policy the measuring threads ran with (`other` when real-time was refused).
+    pub ran: util::sched::Policy,
+    /// The real-time priority they ran at; `None` under `other`.
+    pub priority: Option<u32>,
+    /// Why the real-time policy was refused, from evidence, with the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<host::rt::Cause>,
+    /// The cgroup the run was moved into for an RT budget (`--rt-cgroup`), when it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt_cgroup: Option<String>,
+}
+
+impl Scheduling {
+    /// A real-time policy was asked for and not obtained.
+    pub fn downgraded(&self) -> bool {
+        self.requested.is_realtime() && !self.ran.is_realtime()
+    }
+
+    /// `NOT REAL-TIME (<cause in a few words>)` when downgraded, for a verdict line.
+    pub fn not_realtime_short(&self) -> Option<String> {
+        self.downgraded().then(|| {
+            format!(
+                "NOT REAL-TIME ({}; ran {})",
+                self.refused.as_ref().map_or("cause not found", |c| c.short.as_str()),
+                self.ran.kernel_name()
+            )
+        })
+    }
+
+    /// `NOT REAL-TIME: ran SCHED_OTHER — SCHED_FIFO refused: <cause>` when downgraded.
+    pub fn not_realtime(&self) -> Option<String> {
+        self.downgraded().then(|| {
+            format!(
+                "NOT REAL-TIME: ran {} — {} refused: {}",
+                self.ran.kernel_name(),
+                self.requested.kernel_name(),
+                self.refused.as_ref().map_or("cause not found", |c| c.message.as_str())
+            )
+        })
+    }
 }
 
 impl Envelope {
@@ -136,6 +188,7 @@ impl Envelope {
             duration_ns: 0,
             host: HostContext::default(),
             params: serde_json::Value::Null,
+            scheduling: None,
         }
     }
 }

@@ -161,8 +161,8 @@ pub fn plan_changes(plan: &Plan, host: &Host, opts: &Options) -> Result<Changes,
                 |_| true,
                 &mut out,
             ),
-            RuntimeItem::IdleLimit { cpus, max_latency_us, reason } => {
-                idle(host, cpus, *max_latency_us, reason, &mut out)
+            RuntimeItem::IdleLimit { cpus, max_latency_us, reason, disable_states } => {
+                idle(host, cpus, *max_latency_us, reason, *disable_states, &mut out)
             }
         }
     }
@@ -242,6 +242,26 @@ fn workqueues(host: &Host, cpus: &CpuSet, reason: &str, w: usize, out: &mut Chan
             "/sys/bus/workqueue/devices/writeback/cpumask".into(),
             format!("{reason} (writeback)"),
         );
+    }
+    if let Some((target, new)) = writeback_scope(host) {
+        out.changes.push(Change {
+            target,
+            new: new.into(),
+            why: format!("{reason} (writeback: one worker pool for the whole mask, not one per NUMA node or cache, as the RHEL 7 low-latency guide's writeback/numa=0)"),
+        });
+    }
+}
+
+/// The writeback workqueue's pool scope and the value that makes it one pool over its
+/// cpumask: `numa` = `0` before Linux 6.6, `affinity_scope` = `system` since.
+pub fn writeback_scope(host: &Host) -> Option<(Target, &'static str)> {
+    const DIR: &str = "/sys/bus/workqueue/devices/writeback";
+    if host.workqueues.writeback_numa.is_some() {
+        Some((Target::file(format!("{DIR}/numa"), Format::Text), "0"))
+    } else if host.workqueues.writeback_affinity_scope.is_some() {
+        Some((Target::file(format!("{DIR}/affinity_scope"), Format::Word), "system"))
+    } else {
+        None
     }
 }
 
@@ -329,7 +349,14 @@ fn per_cpu_file(
     }
 }
 
-fn idle(host: &Host, cpus: &CpuSet, max_us: u64, reason: &str, out: &mut Changes) {
+fn idle(
+    host: &Host,
+    cpus: &CpuSet,
+    max_us: u64,
+    reason: &str,
+    disable_states: bool,
+    out: &mut Changes,
+) {
     for cpu in cpus.iter() {
         let power = host.power.cpus.iter().find(|p| p.cpu == cpu);
         let has_qos = power.is_none_or(|p| p.pm_qos_resume_latency_us.is_some());
@@ -344,28 +371,41 @@ fn idle(host: &Host, cpus: &CpuSet, max_us: u64, reason: &str, out: &mut Changes
                 new: value,
                 why: format!("{reason} (per-CPU PM QoS, persists without a daemon)"),
             });
-            continue;
-        }
-        for st in power.map(|p| p.idle_states.as_slice()).unwrap_or_default() {
-            if st.exit_latency_us.is_some_and(|l| l > max_us) {
-                out.changes.push(Change {
-                    target: Target::file(
-                        format!(
-                            "/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{}/disable",
-                            st.index
-                        ),
-                        Format::Text,
-                    ),
-                    new: "1".into(),
-                    why: format!(
-                        "{reason} ({} exit latency {} µs > {max_us})",
-                        st.name,
-                        st.exit_latency_us.unwrap_or(0)
-                    ),
-                });
+            if !disable_states {
+                continue;
             }
         }
+        let states = power.map(|p| p.idle_states.as_slice()).unwrap_or_default();
+        if disable_states && power.is_some_and(|p| p.idle_states.is_empty()) {
+            out.notes.push(Note {
+                what: format!("cpu{cpu} cpuidle states"),
+                why: "this host exposes no cpuidle states for it (idle=poll, no cpuidle driver, or not captured)".into(),
+            });
+        }
+        for st in deeper_states(states, max_us) {
+            out.changes.push(Change {
+                target: Target::file(
+                    format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{}/disable", st.index),
+                    Format::Text,
+                ),
+                new: "1".into(),
+                why: format!(
+                    "{reason} ({} exit latency {} µs > {max_us})",
+                    st.name,
+                    st.exit_latency_us.unwrap_or(0)
+                ),
+            });
+        }
     }
+}
+
+/// The idle states of one CPU whose exit latency is above `max_us`: those an idle limit
+/// switches off.
+pub fn deeper_states(
+    states: &[host::IdleState],
+    max_us: u64,
+) -> impl Iterator<Item = &host::IdleState> {
+    states.iter().filter(move |st| st.exit_latency_us.is_some_and(|l| l > max_us))
 }
 
 /// Boot-tier arguments of the plan that the running kernel was not booted with.
@@ -466,6 +506,7 @@ mod plan_tests {
             cpus: CpuSet::from_cpus([1, 2]),
             max_latency_us: 10,
             reason: "r".into(),
+            disable_states: false,
         }]);
         let c = plan_changes(&p, &host, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
         let paths: Vec<String> =
@@ -477,6 +518,74 @@ mod plan_tests {
                 "/sys/devices/system/cpu/cpu2/power/pm_qos_resume_latency_us=10".to_string(),
             ]
         );
+    }
+
+    #[test]
+    fn a_chosen_idle_limit_also_disables_every_deeper_state() {
+        let mut host = Host::default();
+        let st = |i: usize, lat: u64| IdleState {
+            index: i,
+            name: format!("C{i}"),
+            exit_latency_us: Some(lat),
+            ..Default::default()
+        };
+        host.power.cpus = vec![
+            CpuPower {
+                cpu: 1,
+                pm_qos_resume_latency_us: Some("0".into()),
+                idle_states: vec![st(0, 0), st(1, 2), st(2, 33), st(3, 133), st(4, 290)],
+                ..Default::default()
+            },
+            CpuPower { cpu: 2, pm_qos_resume_latency_us: Some("0".into()), ..Default::default() },
+        ];
+        let p = plan(vec![RuntimeItem::IdleLimit {
+            cpus: CpuSet::from_cpus([1, 2]),
+            max_latency_us: 80,
+            reason: "r".into(),
+            disable_states: true,
+        }]);
+        let c = plan_changes(&p, &host, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<String> =
+            c.changes.iter().map(|c| format!("{}={}", c.target, c.new)).collect();
+        assert_eq!(
+            got,
+            [
+                "/sys/devices/system/cpu/cpu1/power/pm_qos_resume_latency_us=80",
+                "/sys/devices/system/cpu/cpu1/cpuidle/state3/disable=1",
+                "/sys/devices/system/cpu/cpu1/cpuidle/state4/disable=1",
+                "/sys/devices/system/cpu/cpu2/power/pm_qos_resume_latency_us=80",
+            ]
+        );
+        assert!(c.changes[1].why.contains("C3 exit latency 133 µs > 80"), "{}", c.changes[1].why);
+        assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
+        assert!(c.notes[0].what.contains("cpu2"));
+    }
+
+    #[test]
+    fn the_writeback_pool_scope_follows_the_kernel() {
+        let mask = |host: &Host| {
+            let p = plan(vec![RuntimeItem::WorkqueueMask {
+                cpus: CpuSet::from_cpus([0]),
+                reason: "r".into(),
+            }]);
+            let c = plan_changes(&p, host, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+            c.changes.iter().map(|c| format!("{}={}", c.target, c.new)).collect::<Vec<_>>()
+        };
+        let mut host = Host::default();
+        host.workqueues.writeback = Some(CpuSet::from_cpus([0, 1]));
+        assert_eq!(mask(&host), ["/sys/bus/workqueue/devices/writeback/cpumask=1"]);
+        host.workqueues.writeback_numa = Some("1".into());
+        assert_eq!(
+            mask(&host),
+            [
+                "/sys/bus/workqueue/devices/writeback/cpumask=1",
+                "/sys/bus/workqueue/devices/writeback/numa=0"
+            ]
+        );
+        host.workqueues.writeback_numa = None;
+        host.workqueues.writeback_affinity_scope = Some("default (cache)".into());
+        assert_eq!(mask(&host)[1], "/sys/bus/workqueue/devices/writeback/affinity_scope=system");
+        assert_eq!(writeback_scope(&host).map(|(t, _)| t.format()), Some(Format::Word));
     }
 
     #[test]

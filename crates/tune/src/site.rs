@@ -168,6 +168,9 @@ impl Site {
     /// makes), and the pending boot-tier arguments.
     fn prepare(&self, req: &ApplyRequest<'_>) -> Result<(crate::Changes, Pending), ApplyError> {
         let host = host::read(&self.root);
+        req.plan
+            .check_host(&host)
+            .map_err(|why| ApplyError::WrongHost { plan: req.plan_file.to_path_buf(), why })?;
         let changes = plan_changes(req.plan, &host, &req.options).map_err(|source| {
             ApplyError::NotAllowed { plan: req.plan_file.to_path_buf(), source }
         })?;

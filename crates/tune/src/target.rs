@@ -20,6 +20,9 @@ pub enum Format {
     CpuMask,
     /// A selector file (`always [madvise] never`): the bracketed word is the value.
     Selector,
+    /// A value followed by what it resolves to (`default (cache)`, a workqueue's
+    /// `affinity_scope`): the first word is the value.
+    Word,
 }
 
 /// One thing a write changes.
@@ -98,6 +101,8 @@ pub const ALLOWED_FILES: &[&str] = &[
     "/sys/devices/virtual/workqueue/cpumask",
     "/sys/devices/virtual/workqueue/*/cpumask",
     "/sys/bus/workqueue/devices/*/cpumask",
+    "/sys/bus/workqueue/devices/writeback/numa",
+    "/sys/bus/workqueue/devices/writeback/affinity_scope",
     "/sys/devices/system/cpu/cpu#/cpufreq/scaling_governor",
     "/sys/devices/system/cpu/cpu#/cpufreq/energy_performance_preference",
     "/sys/devices/system/cpu/cpu#/power/energy_perf_bias",
@@ -233,6 +238,7 @@ pub fn normalise(format: Format, raw: &str) -> String {
     let trimmed = raw.trim_end_matches(['\n', '\0']);
     match format {
         Format::Selector => selected(trimmed),
+        Format::Word => trimmed.split_whitespace().next().unwrap_or_default().to_string(),
         Format::Text | Format::CpuList | Format::CpuMask => trimmed.trim().to_string(),
     }
 }
@@ -242,7 +248,7 @@ pub fn as_set(format: Format, value: &str) -> Option<CpuSet> {
     match format {
         Format::CpuList => CpuSet::parse_list(value.trim()).ok(),
         Format::CpuMask => CpuSet::parse_mask(value.trim()).ok(),
-        Format::Text | Format::Selector => None,
+        Format::Text | Format::Selector | Format::Word => None,
     }
 }
 
@@ -269,6 +275,9 @@ mod tests {
         assert!(same_value(Format::Selector, "always [never] madvise", "never"));
         assert!(same_value(Format::Text, "4\t4  1 7\n", "4 4 1 7"));
         assert!(!same_value(Format::Text, "1", "0"));
+        assert_eq!(normalise(Format::Word, "default (cache)\n"), "default");
+        assert!(same_value(Format::Word, "system\n", "system"));
+        assert!(!same_value(Format::Word, "default (system)", "system"));
     }
 
     #[test]
@@ -304,6 +313,11 @@ mod tests {
             "/sys/kernel/mm/transparent_hugepage/enabled",
             "/sys/kernel/mm/ksm/run",
             "/sys/devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages",
+            "/sys/bus/workqueue/devices/writeback/numa",
+            "/sys/bus/workqueue/devices/writeback/affinity_scope",
+            "/sys/devices/system/cpu/cpu79/cpuidle/state10/disable",
+            "/proc/sys/net/core/busy_read",
+            "/proc/sys/net/core/busy_poll",
         ] {
             assert_eq!(ok(p), Ok(()), "{p}");
         }
@@ -327,6 +341,13 @@ mod tests {
             "/sys/devices/virtual/workqueue/../cpumask",
             "/sys/kernel/mm/transparent_hugepage/enabled/x",
             "/sys/class/gpio/export",
+            // Only the writeback workqueue's scope, and only the files the knobs need.
+            "/sys/bus/workqueue/devices/nvme-wq/numa",
+            "/sys/bus/workqueue/devices/writeback/affinity_strict",
+            "/sys/bus/workqueue/devices/writeback/max_active",
+            "/sys/devices/system/cpu/cpu3/cpuidle/state2/latency",
+            "/sys/devices/system/cpu/cpu3/cpuidle/stateX/disable",
+            "/sys/devices/system/cpu/cpuidle/current_governor",
         ] {
             assert!(ok(p).is_err(), "{p} must be refused");
         }

@@ -47,6 +47,10 @@ pub enum ApplyError {
         #[source]
         source: NotAllowed,
     },
+    /// The plan names CPUs or NUMA nodes this host does not have (a plan made for another
+    /// host): nothing was changed.
+    #[error("the plan {}: {why}; nothing was changed", plan.display())]
+    WrongHost { plan: std::path::PathBuf, why: plan::PlanError },
     /// A step failed, or the caller cancelled (`interrupted`); every change made so far was
     /// undone.
     #[error("{cause}; rolled back all {restored} change(s) made so far, the host is as before")]
@@ -60,7 +64,7 @@ impl Classify for ApplyError {
     fn exit_code(&self) -> ExitCode {
         match self {
             ApplyError::Journal(e) => e.exit_code(),
-            ApplyError::NotAllowed { .. } => ExitCode::Usage,
+            ApplyError::NotAllowed { .. } | ApplyError::WrongHost { .. } => ExitCode::Usage,
             ApplyError::RolledBack { interrupted: true, .. } => ExitCode::Interrupted,
             ApplyError::RolledBack { interrupted: false, .. } => ExitCode::Runtime,
             ApplyError::Partial { .. } => ExitCode::PartialApply,

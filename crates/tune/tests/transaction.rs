@@ -45,6 +45,7 @@ fn fixture() -> (Host, FakeWriter) {
         cpumask: Some(set("0-3")),
         writeback: Some(set("0-3")),
         per_workqueue: [("writeback".to_string(), set("0-3"))].into_iter().collect(),
+        ..Default::default()
     };
     host.tasks = Some(vec![
         task(1, "systemd", "0-3", false, false, "/init.scope"),
@@ -108,7 +109,12 @@ fn plan() -> Plan {
                 value: "never".into(),
                 reason: r(),
             },
-            RuntimeItem::IdleLimit { cpus: iso, max_latency_us: 0, reason: r() },
+            RuntimeItem::IdleLimit {
+                cpus: iso,
+                max_latency_us: 0,
+                reason: r(),
+                disable_states: false,
+            },
         ],
         rationale: vec![],
         smt_disabled: CpuSet::new(),

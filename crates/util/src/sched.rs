@@ -32,6 +32,15 @@ impl Policy {
         !matches!(self, Policy::Other)
     }
 
+    /// The kernel's name: `SCHED_FIFO`, `SCHED_RR`, `SCHED_OTHER`.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Policy::Fifo => "SCHED_FIFO",
+            Policy::Rr => "SCHED_RR",
+            Policy::Other => "SCHED_OTHER",
+        }
+    }
+
     /// `fifo`, `rr`, `other`.
     pub fn as_str(self) -> &'static str {
         match self {

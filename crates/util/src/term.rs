@@ -64,6 +64,71 @@ pub fn sanitize(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A short excerpt of untrusted text for a message: [`sanitize`]d, at most `max` characters,
+/// cut with `…` and the original length in bytes when longer. Warnings and errors quote this,
+/// never a whole line or file, so a 200 MB line cannot become 200 MB of output.
+pub fn excerpt(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut cut = false;
+    for (n, c) in s.chars().enumerate() {
+        if n == max {
+            cut = true;
+            break;
+        }
+        out.push(c);
+    }
+    let mut out = sanitize(&out, false).into_owned();
+    if cut {
+        out.push_str(&format!("… ({} bytes)", s.len()));
+    }
+    out
+}
+
+/// A writer that passes text through [`sanitize`] line by line (newlines and tabs kept): the
+/// sink of the plain-text views (`apply`, `revert`, `verify`, `watch`, `report`), so nothing a
+/// host or an input file holds reaches the terminal as a control sequence. Valid JSON passes
+/// unchanged (its strings escape control characters already). Bytes that are not UTF-8 are
+/// replaced. Partial lines are held until a newline, `flush` or drop.
+pub struct Escaping<W: std::io::Write> {
+    inner: W,
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> Escaping<W> {
+    /// Wrap `inner`.
+    pub fn new(inner: W) -> Self {
+        Self { inner, pending: Vec::new() }
+    }
+
+    fn emit(&mut self, upto: usize) -> std::io::Result<()> {
+        let chunk: Vec<u8> = self.pending.drain(..upto).collect();
+        let text = String::from_utf8_lossy(&chunk);
+        self.inner.write_all(sanitize(&text, true).as_bytes())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Escaping<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        if let Some(i) = self.pending.iter().rposition(|&b| b == b'\n') {
+            self.emit(i + 1)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let n = self.pending.len();
+        self.emit(n)?;
+        self.inner.flush()
+    }
+}
+
+impl<W: std::io::Write> Drop for Escaping<W> {
+    fn drop(&mut self) {
+        let _ = std::io::Write::flush(self);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +140,29 @@ mod tests {
         assert_eq!(sanitize("a\nb", true), "a\nb");
         assert_eq!(sanitize("a\nb", false), "a\\nb");
         assert_eq!(sanitize("\x1b]0;title\x07", false), "\\u{1b}]0;title\\u{7}");
+    }
+
+    #[test]
+    fn escaping_writer_escapes_controls_keeps_lines() {
+        use std::io::Write as _;
+        let mut out = Vec::new();
+        {
+            let mut w = Escaping::new(&mut out);
+            write!(w, "cpu: AMD \x1b[31mred").unwrap();
+            writeln!(w, "\x1b]0;t\x07 end").unwrap();
+            write!(w, "{{\"a\":\"\\u001b\"}}\ttail").unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "cpu: AMD \\u{1b}[31mred\\u{1b}]0;t\\u{7} end\n{\"a\":\"\\u001b\"}\ttail"
+        );
+    }
+
+    #[test]
+    fn excerpt_is_short_and_escaped() {
+        assert_eq!(excerpt("abc", 10), "abc");
+        assert_eq!(excerpt("\x1b[31mred", 4), "\\u{1b}[31… (8 bytes)");
+        let big = "\0".repeat(1 << 20);
+        assert!(excerpt(&big, 40).len() < 300);
     }
 }

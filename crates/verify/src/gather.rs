@@ -65,7 +65,7 @@ pub fn run(root: &Root, mut host: Host, req: Request) -> Verified {
         irqbalance: irqbalance(root, &host),
         window,
         allow: req.allow,
-        rt_runtime_chain: rt_chain(root),
+        rt: host::rt::containers(root),
         files,
         sysctl_conf: sysctl_conf(root),
         plan_arg: req.plan_arg,
@@ -142,31 +142,6 @@ fn irqbalance(root: &Root, host: &Host) -> Option<Irqbalance> {
         }
     }
     Some(Irqbalance { running, ban })
-}
-
-/// cgroup-v1 `cpu.rt_runtime_us` at the cpu controller's root, its children, and the
-/// children of container parents (kubepods*, docker, machine.slice).
-fn rt_chain(root: &Root) -> Vec<(String, i64)> {
-    let base = ["sys/fs/cgroup/cpu,cpuacct", "sys/fs/cgroup/cpu"]
-        .into_iter()
-        .find(|b| root.read_string(&format!("{b}/cpu.rt_runtime_us")).is_ok());
-    let Some(base) = base else { return Vec::new() };
-    let read = |dir: &str| {
-        let p = format!("{dir}/cpu.rt_runtime_us");
-        root.read_trimmed(&p).ok().and_then(|v| v.parse::<i64>().ok()).map(|v| (format!("/{p}"), v))
-    };
-    let mut out: Vec<(String, i64)> = read(base).into_iter().collect();
-    for child in root.list_dir(base).unwrap_or_default() {
-        let dir = format!("{base}/{child}");
-        let Some(entry) = read(&dir) else { continue };
-        out.push(entry);
-        if child.starts_with("kubepods") || child == "docker" || child == "machine.slice" {
-            for grand in root.list_dir(&dir).unwrap_or_default() {
-                out.extend(read(&format!("{dir}/{grand}")));
-            }
-        }
-    }
-    out
 }
 
 /// `key = value` lines of the files `sysctl --system` reads, in its order: (file, key, value).
@@ -271,11 +246,6 @@ mod tests {
             "etc/sysconfig/irqbalance",
             "# IRQBALANCE_BANNED_CPUS=ff\nIRQBALANCE_BANNED_CPULIST=\"1-3\"\n",
         );
-        write(r, "sys/fs/cgroup/cpu,cpuacct/cpu.rt_runtime_us", "950000\n");
-        write(r, "sys/fs/cgroup/cpu,cpuacct/docker/cpu.rt_runtime_us", "0\n");
-        write(r, "sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.rt_runtime_us", "0\n");
-        write(r, "sys/fs/cgroup/cpu,cpuacct/user.slice/cpu.rt_runtime_us", "0\n");
-        write(r, "sys/fs/cgroup/cpu,cpuacct/user.slice/x/cpu.rt_runtime_us", "0\n");
         write(r, "usr/lib/sysctl.d/50-default.conf", "kernel.timer_migration = 1\n; note\n");
         write(r, "etc/sysctl.d/99-lowlat.conf", "# c\n-kernel.timer_migration=0\n");
         write(r, "etc/sysctl.conf", "vm.stat_interval = 10\n");
@@ -321,21 +291,6 @@ mod tests {
                 "IRQBALANCE_BANNED_CPULIST".into(),
                 "1-3".into()
             ))
-        );
-    }
-
-    #[test]
-    fn rt_chain_follows_container_parents_only() {
-        let (_dir, root) = tree();
-        let chain: Vec<String> = rt_chain(&root).into_iter().map(|(p, _)| p).collect();
-        assert_eq!(
-            chain,
-            vec![
-                "/sys/fs/cgroup/cpu,cpuacct/cpu.rt_runtime_us",
-                "/sys/fs/cgroup/cpu,cpuacct/docker/cpu.rt_runtime_us",
-                "/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.rt_runtime_us",
-                "/sys/fs/cgroup/cpu,cpuacct/user.slice/cpu.rt_runtime_us",
-            ]
         );
     }
 

@@ -161,12 +161,11 @@ fn runtime_items(inp: &Input<'_>, files: &BTreeMap<String, String>) -> Vec<Check
                         .fix(apply_fix(inp))
                 });
             }
-            RuntimeItem::IdleLimit { cpus, max_latency_us, .. } => {
-                out.extend(idle(inp, cpus, *max_latency_us))
+            RuntimeItem::IdleLimit { cpus, max_latency_us, disable_states, .. } => {
+                out.extend(idle(inp, cpus, *max_latency_us, *disable_states))
             }
-            RuntimeItem::IrqAffinity { .. }
-            | RuntimeItem::WorkqueueMask { .. }
-            | RuntimeItem::KthreadAffinity { .. } => {}
+            RuntimeItem::WorkqueueMask { .. } => out.extend(writeback_scope(inp)),
+            RuntimeItem::IrqAffinity { .. } | RuntimeItem::KthreadAffinity { .. } => {}
         }
     }
     out
@@ -237,77 +236,172 @@ fn governor_check(inp: &Input<'_>, cpus: &CpuSet, want: &str) -> Check {
     }
 }
 
-fn idle(inp: &Input<'_>, cpus: &CpuSet, max_us: u64) -> Vec<Check> {
+/// The writeback workqueue's pool scope, planned with the workqueue masks: one pool over the
+/// cpumask (`numa` = 0 before Linux 6.6, `affinity_scope` = `system` since).
+fn writeback_scope(inp: &Input<'_>) -> Option<Check> {
+    let wq = &inp.host.workqueues;
+    let dir = "/sys/bus/workqueue/devices/writeback";
+    let (path, have, ok) = if let Some(v) = &wq.writeback_numa {
+        (format!("{dir}/numa"), v.clone(), v.trim() == "0")
+    } else if let Some(v) = &wq.writeback_affinity_scope {
+        (format!("{dir}/affinity_scope"), v.clone(), v.split_whitespace().next() == Some("system"))
+    } else {
+        return Some(
+            Check::new(Group::Workqueues, "writeback-scope", Status::NotApplicable)
+                .ev("neither writeback/numa nor writeback/affinity_scope read"),
+        );
+    };
+    let mask = wq.writeback.as_ref().map_or_else(|| "unknown".to_string(), CpuSet::to_list);
+    Some(if ok {
+        Check::new(Group::Workqueues, "writeback-scope", Status::Pass)
+            .ev(format!("{path} = {have}: one writeback pool on cpumask {mask}"))
+    } else {
+        Check::new(Group::Workqueues, "writeback-scope", Status::Fail)
+            .ev(format!(
+                "{path} = {have}, planned {}: writeback workers are pooled per NUMA node or cache (cpumask {mask})",
+                if path.ends_with("numa") { "0" } else { "system" }
+            ))
+            .fix(apply_fix(inp))
+    })
+}
+
+fn idle(inp: &Input<'_>, cpus: &CpuSet, max_us: u64, disable_states: bool) -> Vec<Check> {
     let mut bad = Vec::new();
     let mut ok = 0usize;
     let want_qos = if max_us == 0 { "n/a".to_string() } else { max_us.to_string() };
     for p in inp.host.power.cpus.iter().filter(|p| cpus.contains(p.cpu)) {
-        let deep: Vec<_> = p
-            .idle_states
-            .iter()
-            .filter(|s| s.exit_latency_us.is_some_and(|l| l > max_us))
-            .collect();
+        let deep: Vec<_> = tune::changes::deeper_states(&p.idle_states, max_us).collect();
         let qos_ok =
             p.pm_qos_resume_latency_us.as_deref().map(str::trim) == Some(want_qos.as_str());
         let disabled_ok = !deep.is_empty() && deep.iter().all(|s| s.disabled == Some(true));
-        if qos_ok || disabled_ok || deep.is_empty() && !p.idle_states.is_empty() {
+        let no_deep = deep.is_empty() && !p.idle_states.is_empty();
+        // A chosen limit disables the deeper states as well as holding PM QoS.
+        let holds = if disable_states && !p.idle_states.is_empty() {
+            disabled_ok || no_deep
+        } else {
+            qos_ok || disabled_ok || no_deep
+        };
+        if holds {
             ok += 1;
         } else {
+            let enabled: Vec<_> =
+                deep.iter().filter(|s| s.disabled != Some(true)).map(|s| s.name.as_str()).collect();
             bad.push(format!(
                 "cpu{}: pm_qos_resume_latency_us = {}, deeper states enabled: {}",
                 p.cpu,
                 p.pm_qos_resume_latency_us.as_deref().unwrap_or("?"),
-                deep.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" ")
+                enabled.join(" ")
             ));
         }
     }
+    let how = if disable_states { "deeper states disabled" } else { "PM QoS or disabled states" };
     let mut out = vec![if ok == 0 && bad.is_empty() {
         Check::new(Group::Power, "idle-limit", Status::NotApplicable).ev("no cpuidle / PM QoS data")
     } else if bad.is_empty() {
         Check::new(Group::Power, "idle-limit", Status::Pass)
-            .ev(format!("{ok} CPUs limited to exit latency <= {max_us} µs"))
+            .ev(format!("{ok} CPUs limited to exit latency <= {max_us} µs ({how})"))
     } else {
         Check::new(Group::Power, "idle-limit", Status::Fail).evs(capped(bad, 8)).fix(apply_fix(inp))
     }];
-    // Effect: did deep states get entered during the window?
-    if let Some(w) = inp.window.as_ref().filter(|_| inp.live) {
-        let mut entered = Vec::new();
-        for after in w.idle_after.iter().filter(|p| cpus.contains(p.cpu)) {
-            let before = w.idle_before.iter().find(|p| p.cpu == after.cpu);
-            for st in
-                after.idle_states.iter().filter(|s| s.exit_latency_us.is_some_and(|l| l > max_us))
-            {
-                let b = before
-                    .and_then(|p| p.idle_states.iter().find(|s| s.index == st.index))
-                    .and_then(|s| s.usage);
-                if let (Some(a), Some(b)) = (st.usage, b) {
-                    if a > b {
-                        entered.push(format!(
-                            "cpu{} entered {} {} times in {:.1} s",
-                            after.cpu,
-                            st.name,
-                            a - b,
-                            w.duration.as_secs_f64()
-                        ));
-                    }
-                }
-            }
+    out.push(match inp.window.as_ref().filter(|_| inp.live) {
+        Some(w) => cstate_usage(inp, w, cpus, max_us),
+        None => Check::new(Group::Power, "cstate-usage", Status::NotApplicable)
+            .ev("needs the live host (usage deltas over a window)"),
+    });
+    out
+}
+
+/// One idle state's share of a window on one CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Residency {
+    pub name: String,
+    /// Time in the state over the window, in percent of the window.
+    pub percent: f64,
+    /// Times entered during the window.
+    pub entered: u64,
+    /// Exit latency above the limit: the state should not be used.
+    pub deeper: bool,
+}
+
+/// Per CPU of `cpus`, each idle state's residency over the window (from the `time` and
+/// `usage` counters before and after), in state order. CPUs or states without both readings
+/// are left out.
+pub fn residency(
+    before: &[host::CpuPower],
+    after: &[host::CpuPower],
+    window: std::time::Duration,
+    cpus: &CpuSet,
+    max_us: u64,
+) -> Vec<(usize, Vec<Residency>)> {
+    let window_us = window.as_micros().max(1) as f64;
+    let mut out = Vec::new();
+    for a in after.iter().filter(|p| cpus.contains(p.cpu)) {
+        let Some(b) = before.iter().find(|p| p.cpu == a.cpu) else { continue };
+        let states: Vec<Residency> = a
+            .idle_states
+            .iter()
+            .filter_map(|st| {
+                let was = b.idle_states.iter().find(|s| s.index == st.index)?;
+                let time = st.time_us?.saturating_sub(was.time_us?);
+                Some(Residency {
+                    name: st.name.clone(),
+                    percent: (time as f64 * 100.0 / window_us).min(100.0),
+                    entered: st.usage.unwrap_or(0).saturating_sub(was.usage.unwrap_or(0)),
+                    deeper: st.exit_latency_us.is_some_and(|l| l > max_us),
+                })
+            })
+            .collect();
+        if !states.is_empty() {
+            out.push((a.cpu, states));
         }
-        out.push(if entered.is_empty() {
-            Check::new(Group::Power, "cstate-usage", Status::Pass)
-                .ev(format!("no idle state deeper than {max_us} µs entered on {}", cpus.to_list()))
-        } else {
-            Check::new(Group::Power, "cstate-usage", Status::Fail)
-                .evs(capped(entered, 8))
-                .fix(apply_fix(inp))
-        });
-    } else {
-        out.push(
-            Check::new(Group::Power, "cstate-usage", Status::NotApplicable)
-                .ev("needs the live host (usage deltas over a window)"),
-        );
     }
     out
+}
+
+/// The effect of an idle limit over the window: residency per state on each limited CPU, and
+/// whether any state deeper than the limit was entered.
+fn cstate_usage(inp: &Input<'_>, w: &crate::model::Window, cpus: &CpuSet, max_us: u64) -> Check {
+    let per_cpu = residency(&w.idle_before, &w.idle_after, w.duration, cpus, max_us);
+    if per_cpu.is_empty() {
+        return Check::new(Group::Power, "cstate-usage", Status::NotApplicable)
+            .ev("no cpuidle time/usage counters on the limited CPUs");
+    }
+    let secs = w.duration.as_secs_f64();
+    let line = |cpu: usize, states: &[Residency]| {
+        let parts: Vec<String> = states
+            .iter()
+            .map(|s| {
+                format!("{} {:.1}%{}", s.name, s.percent, if s.deeper { " (deeper)" } else { "" })
+            })
+            .collect();
+        format!("cpu{cpu}: {}", parts.join(", "))
+    };
+    let entered: Vec<String> = per_cpu
+        .iter()
+        .flat_map(|(cpu, states)| {
+            states.iter().filter(|s| s.deeper && s.entered > 0).map(move |s| {
+                format!(
+                    "cpu{cpu} entered {} {} times ({:.1}% of {secs:.1} s) despite the {max_us} µs limit",
+                    s.name, s.entered, s.percent
+                )
+            })
+        })
+        .collect();
+    let table: Vec<String> = per_cpu.iter().map(|(c, s)| line(*c, s)).collect();
+    if entered.is_empty() {
+        Check::new(Group::Power, "cstate-usage", Status::Pass)
+            .ev(format!(
+                "no idle state deeper than {max_us} µs entered on {} in {secs:.1} s; residency per state:",
+                cpus.to_list()
+            ))
+            .evs(capped(table, 8))
+    } else {
+        Check::new(Group::Power, "cstate-usage", Status::Fail)
+            .evs(capped(entered, 8))
+            .ev("residency per state:")
+            .evs(capped(table, 8))
+            .fix(apply_fix(inp))
+    }
 }
 
 fn thp_ksm(inp: &Input<'_>) -> Vec<Check> {
@@ -408,21 +502,92 @@ fn rt_throttling(inp: &Input<'_>) -> Check {
 }
 
 fn container_fifo(inp: &Input<'_>) -> Check {
-    let chain = &inp.rt_runtime_chain;
-    if chain.is_empty() {
-        return Check::new(Group::Rt, "container-sched-fifo", Status::NotApplicable)
-            .ev("no cgroup-v1 cpu.rt_runtime_us (kernel without RT_GROUP_SCHED, or cgroup v2): containers need only CAP_SYS_NICE");
+    use host::rt::Tree;
+    const ID: &str = "container-sched-fifo";
+    let rt = &inp.rt;
+    let group = rt.rt_group_sched_evidence.clone().unwrap_or_else(|| {
+        "RT group scheduling unknown (no /proc/config.gz or /boot/config-<release>)".into()
+    });
+    let runtime = rt.sched_rt_runtime_us.map(|v| format!("kernel.sched_rt_runtime_us = {v}"));
+    if rt.rt_group_sched == Some(false) {
+        return Check::new(Group::Rt, ID, Status::Pass)
+            .ev(group)
+            .ev("no RT group scheduling: containers need only CAP_SYS_NICE");
     }
-    let zero: Vec<String> =
-        chain.iter().filter(|(_, v)| *v == 0).map(|(p, v)| format!("{p} = {v}")).collect();
-    let all: Vec<String> = chain.iter().map(|(p, v)| format!("{p} = {v}")).collect();
-    if zero.is_empty() {
-        Check::new(Group::Rt, "container-sched-fifo", Status::Pass).evs(capped(all, 8))
-    } else {
-        Check::new(Group::Rt, "container-sched-fifo", Status::Warn)
-            .ev("cgroups with cpu.rt_runtime_us = 0 cannot run SCHED_FIFO tasks: sched_setscheduler fails with EPERM inside them")
-            .evs(capped(zero, 8))
-            .fix("give the chain an RT budget (parent first: e.g. docker run --cpu-rt-runtime=950000, or write cpu.rt_runtime_us down the path)")
+    if !rt.budgets_enforced() {
+        return Check::new(Group::Rt, ID, Status::Pass)
+            .evs(runtime)
+            .ev("RT bandwidth is off: the kernel does not check cgroup RT budgets; containers need only CAP_SYS_NICE");
+    }
+    match &rt.tree {
+        Tree::Unknown => Check::new(Group::Rt, ID, Status::NotApplicable)
+            .ev("no cgroup hierarchy with the cpu controller in /proc/mounts"),
+        Tree::V1 { mount, containers } => {
+            let zero: Vec<String> = containers
+                .iter()
+                .filter_map(|c| {
+                    let z = c.first_zero()?;
+                    let parent = c.chain.iter().take_while(|l| l.rt_runtime_us != Some(0)).last();
+                    Some(format!(
+                        "{}: {} = 0{}",
+                        c.path,
+                        z.file,
+                        parent
+                            .and_then(|p| p
+                                .rt_runtime_us
+                                .map(|v| format!(" (parent {} = {v})", p.file)))
+                            .unwrap_or_default()
+                    ))
+                })
+                .collect();
+            if containers.is_empty() {
+                let root = format!("{mount}/cpu.rt_runtime_us");
+                return Check::new(Group::Rt, ID, Status::Pass)
+                    .ev(format!("no container cgroups under {mount} (root budget in {root})"));
+            }
+            if zero.is_empty() {
+                let ok: Vec<String> = containers
+                    .iter()
+                    .map(|c| {
+                        let v: Vec<String> = c
+                            .chain
+                            .iter()
+                            .map(|l| l.rt_runtime_us.map_or("?".into(), |v| v.to_string()))
+                            .collect();
+                        format!("{}: cpu.rt_runtime_us root→leaf {}", c.path, v.join(" → "))
+                    })
+                    .collect();
+                Check::new(Group::Rt, ID, Status::Pass).evs(capped(ok, 8))
+            } else {
+                Check::new(Group::Rt, ID, Status::Fail)
+                    .ev(format!(
+                        "{} of {} container cgroups have cpu.rt_runtime_us = 0 on their chain: sched_setscheduler(SCHED_FIFO) fails with EPERM inside them",
+                        zero.len(),
+                        containers.len()
+                    ))
+                    .evs(capped(zero, 8))
+                    .fix("give every level of the chain an RT budget, parent first (e.g. echo 950000 > …/system.slice/cpu.rt_runtime_us, then the container's scope; docker run --cpu-rt-runtime=…)")
+            }
+        }
+        Tree::V2 { mount, containers } => {
+            let status = if rt.rt_group_sched.is_none() {
+                return Check::new(Group::Rt, ID, Status::NotApplicable)
+                    .ev(group)
+                    .ev(format!("cgroup v2 at {mount}: whether non-root cgroups may run SCHED_FIFO depends on CONFIG_RT_GROUP_SCHED"));
+            } else if containers.is_empty() {
+                Status::Warn
+            } else {
+                Status::Fail
+            };
+            let names: Vec<String> =
+                containers.iter().map(|c| format!("{c}: no RT budget (cgroup v2)")).collect();
+            Check::new(Group::Rt, ID, status)
+                .ev(group)
+                .evs(runtime)
+                .ev(format!("cgroup v2 at {mount} with RT group scheduling: no task outside the root cgroup can get SCHED_FIFO (EPERM), containers and services alike"))
+                .evs(capped(names, 8))
+                .fix("boot with rt_group_sched=0 (kernel 6.16+) or a kernel without CONFIG_RT_GROUP_SCHED; or run the RT task from the root cgroup")
+        }
     }
 }
 

@@ -208,8 +208,8 @@ pub struct Input<'a> {
     pub irqbalance: Option<Irqbalance>,
     pub window: Option<Window>,
     pub allow: Vec<Allow>,
-    /// cgroup-v1 `cpu.rt_runtime_us` along the chain to container cgroups: (path, value).
-    pub rt_runtime_chain: Vec<(String, i64)>,
+    /// Container cgroups and their RT budgets (`host::rt::containers`).
+    pub rt: host::rt::Containers,
     /// Values of planned files the host model does not carry (EPB, arbitrary `File` items),
     /// keyed by absolute path, read by the caller.
     pub files: BTreeMap<String, String>,

@@ -118,7 +118,7 @@ fn input<'a>(h: &'a Host, p: &'a Plan) -> Input<'a> {
         irqbalance: None,
         window: None,
         allow: vec![verify::Allow::Comm("app".into())],
-        rt_runtime_chain: vec![],
+        rt: host::rt::Containers::default(),
         files: Default::default(),
         sysctl_conf: vec![],
         plan_arg: "--plan p.yaml".into(),
@@ -302,13 +302,8 @@ fn irqbalance_and_container_rt_budget() {
             "1".into(),
         )),
     });
-    inp.rt_runtime_chain = vec![
-        ("/sys/fs/cgroup/cpu/cpu.rt_runtime_us".into(), 950_000),
-        ("/sys/fs/cgroup/cpu/docker/cpu.rt_runtime_us".into(), 0),
-    ];
     let r = verify(&inp);
     assert_eq!(status(&r, "irqbalance"), Status::Fail, "ban misses CPU 3");
-    assert_eq!(status(&r, "container-sched-fifo"), Status::Warn);
     inp.irqbalance = Some(Irqbalance { running: true, ban: None });
     assert_eq!(
         status(&verify(&inp), "irqbalance"),
@@ -387,4 +382,52 @@ fn a_sysctl_file_that_would_undo_the_plan_is_a_warning() {
     );
     inp.sysctl_conf.truncate(0);
     assert_eq!(status(&verify(&inp), "sysctl-config-files"), Status::Pass);
+}
+
+fn rt_fixture(name: &str) -> host::rt::Containers {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures").join(name);
+    host::rt::containers(
+        &host::Root::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())),
+    )
+}
+
+fn container_check(r: &verify::Report) -> &verify::Check {
+    r.checks.iter().find(|c| c.id == "container-sched-fifo").unwrap_or_else(|| panic!("no check"))
+}
+
+/// Seed 001: system.slice has a budget, the Docker scope below it has 0: fail, naming it.
+#[test]
+fn container_fifo_walks_the_whole_v1_chain() {
+    let h = host();
+    let p = plan("1,3", "0,2");
+    let mut inp = input(&h, &p);
+    inp.rt = rt_fixture("rt-v1-docker");
+    let r = verify(&inp);
+    let c = container_check(&r);
+    assert_eq!(c.status, Status::Fail, "{c:?}");
+    let ev = c.evidence.join("\n");
+    assert!(ev.contains("/system.slice/docker-4f1e2d.scope: /sys/fs/cgroup/cpu,cpuacct/system.slice/docker-4f1e2d.scope/cpu.rt_runtime_us = 0 (parent /sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.rt_runtime_us = 950000)"), "{ev}");
+    assert!(
+        !ev.contains("kubepods/burstable/pod1234/0a1b2c3d4e5f6a7b:"),
+        "the budgeted pod is not blamed: {ev}"
+    );
+    // RT bandwidth off: the kernel checks no budgets.
+    inp.rt.sched_rt_runtime_us = Some(-1);
+    assert_eq!(container_check(&verify(&inp)).status, Status::Pass);
+}
+
+/// cgroup v2 with RT group scheduling: no container can be real-time.
+#[test]
+fn container_fifo_fails_on_v2_with_rt_group_sched() {
+    let h = host();
+    let p = plan("1,3", "0,2");
+    let mut inp = input(&h, &p);
+    inp.rt = rt_fixture("rt-v2-nonroot");
+    let r = verify(&inp);
+    let c = container_check(&r);
+    assert_eq!(c.status, Status::Fail, "{c:?}");
+    assert!(c.evidence.iter().any(|e| e.contains("/system.slice/docker-77aa.scope")), "{c:?}");
+    inp.rt.rt_group_sched = Some(false);
+    assert_eq!(container_check(&verify(&inp)).status, Status::Pass);
 }

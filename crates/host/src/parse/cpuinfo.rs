@@ -44,7 +44,13 @@ pub fn parse(text: &str) -> (Vec<CpuInfo>, Vec<LineIssue>) {
             continue;
         }
         let Some((k, v)) = line.split_once(':') else {
-            issues.push(LineIssue::new(ln, format!("no `key : value` in {line:?}")));
+            super::note(
+                &mut issues,
+                LineIssue::new(
+                    ln,
+                    format!("no `key : value` in \"{}\"", util::term::excerpt(line, 60)),
+                ),
+            );
             continue;
         };
         let (k, v) = (k.trim(), v.trim());
@@ -54,8 +60,16 @@ pub fn parse(text: &str) -> (Vec<CpuInfo>, Vec<LineIssue>) {
             }
             match v.parse() {
                 Ok(n) => cur = Some(CpuInfo { processor: n, ..Default::default() }),
-                Err(_) => issues
-                    .push(LineIssue::new(ln, format!("processor number {v:?} is not a number"))),
+                Err(_) => super::note(
+                    &mut issues,
+                    LineIssue::new(
+                        ln,
+                        format!(
+                            "processor number \"{}\" is not a number",
+                            util::term::excerpt(v, 60)
+                        ),
+                    ),
+                ),
             }
             continue;
         }

@@ -36,11 +36,12 @@ pub fn parse(text: &str) -> (InterruptTable, Vec<LineIssue>) {
             table.cpus = cpus;
             lines.next();
         }
-        Some(None) => {
-            issues.push(LineIssue::new(1, "no `CPU0 CPU1 …` header; columns taken as CPUs 0..n"))
-        }
+        Some(None) => super::note(
+            &mut issues,
+            LineIssue::new(1, "no `CPU0 CPU1 …` header; columns taken as CPUs 0..n"),
+        ),
         None => {
-            issues.push(LineIssue::new(1, "empty file"));
+            super::note(&mut issues, LineIssue::new(1, "empty file"));
             return (table, issues);
         }
     }
@@ -51,13 +52,21 @@ pub fn parse(text: &str) -> (InterruptTable, Vec<LineIssue>) {
             continue;
         }
         let Some((id, rest)) = line.split_once(':') else {
-            issues
-                .push(LineIssue::new(ln, format!("no `ID:` at the start of {:?}", truncate(line))));
+            super::note(
+                &mut issues,
+                LineIssue::new(
+                    ln,
+                    format!("no `ID:` at the start of \"{}\"", util::term::excerpt(line, 60)),
+                ),
+            );
             continue;
         };
         let id = id.trim();
         if id.is_empty() || id.contains(char::is_whitespace) {
-            issues.push(LineIssue::new(ln, format!("bad row id {id:?}")));
+            super::note(
+                &mut issues,
+                LineIssue::new(ln, format!("bad row id \"{}\"", util::term::excerpt(id, 60))),
+            );
             continue;
         }
         let toks: Vec<&str> = rest.split_whitespace().collect();
@@ -76,10 +85,13 @@ pub fn parse(text: &str) -> (InterruptTable, Vec<LineIssue>) {
         let after = &toks[counts.len()..];
         let numbered = id.bytes().all(|b| b.is_ascii_digit());
         if counts.len() < ncols && id != "ERR" && id != "MIS" {
-            issues.push(LineIssue::new(
-                ln,
-                format!("row {id}: {} counts for {ncols} CPUs (truncated?)", counts.len()),
-            ));
+            super::note(
+                &mut issues,
+                LineIssue::new(
+                    ln,
+                    format!("row {id}: {} counts for {ncols} CPUs (truncated?)", counts.len()),
+                ),
+            );
         }
         let (chip, name) = if numbered {
             chip_and_name(after)
@@ -96,10 +108,6 @@ pub fn parse_softirqs(text: &str) -> (SoftirqTable, Vec<LineIssue>) {
     let (t, issues) = parse(text);
     let rows = t.rows.into_iter().map(|r| (r.id, r.counts)).collect();
     (SoftirqTable { cpus: t.cpus, rows }, issues)
-}
-
-fn truncate(s: &str) -> String {
-    s.chars().take(60).collect()
 }
 
 /// Render a table back in the kernel's layout (used by tests and the synthetic generator).

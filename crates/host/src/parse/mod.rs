@@ -21,6 +21,22 @@ impl LineIssue {
     }
 }
 
+/// The most problems listed per file: a hostile 16 MiB file of bad lines gives a short list,
+/// not millions of warnings.
+pub const MAX_ISSUES: usize = 50;
+
+/// Add a problem, up to [`MAX_ISSUES`]; past that, one final note says the rest are left out.
+pub fn note(issues: &mut Vec<LineIssue>, issue: LineIssue) {
+    match issues.len().cmp(&MAX_ISSUES) {
+        std::cmp::Ordering::Less => issues.push(issue),
+        std::cmp::Ordering::Equal => issues.push(LineIssue::new(
+            issue.line,
+            format!("more than {MAX_ISSUES} problems; the rest of this file's are not listed"),
+        )),
+        std::cmp::Ordering::Greater => {}
+    }
+}
+
 /// The first token of a sysfs value as an integer (`"1\n"` → 1); `None` on garbage.
 pub fn int<T: std::str::FromStr>(s: &str) -> Option<T> {
     s.split_whitespace().next()?.parse().ok()

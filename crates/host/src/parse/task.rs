@@ -33,7 +33,8 @@ pub fn stat(text: &str) -> Result<Stat, String> {
     let field = |n: usize| rest.get(n - 3).copied();
     let num = |n: usize| -> Result<u64, String> {
         let f = field(n).ok_or_else(|| format!("truncated: no field {n}"))?;
-        f.parse().map_err(|_| format!("field {n} {f:?} is not a number"))
+        f.parse()
+            .map_err(|_| format!("field {n} \"{}\" is not a number", util::term::excerpt(f, 40)))
     };
     let state = field(3).ok_or("truncated: no state")?.to_string();
     let nice: i32 = field(19)

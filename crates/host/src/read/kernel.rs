@@ -142,7 +142,7 @@ pub(crate) fn dmi_hypervisor(
     for (what, v) in [("product_name", product), ("sys_vendor", vendor)] {
         let Some(v) = v else { continue };
         if let Some((_, name)) = table.iter().find(|(needle, _)| v.contains(needle)) {
-            return Some((name.to_string(), format!("{what} {v:?}")));
+            return Some((name.to_string(), format!("{what} \"{}\"", util::term::excerpt(v, 60))));
         }
     }
     None

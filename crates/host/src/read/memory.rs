@@ -24,7 +24,11 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
         let v = cx.opt_value(&format!("memory.thp_{f}"), &path)?;
         let sel = bracketed(&v);
         if sel.is_none() {
-            cx.warn(&path, Some(1), format!("no [selected] value in {v:?}"));
+            cx.warn(
+                &path,
+                Some(1),
+                format!("no [selected] value in \"{}\"", util::term::excerpt(&v, 60)),
+            );
         }
         sel
     };

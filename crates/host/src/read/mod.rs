@@ -26,6 +26,9 @@ pub struct ReadOptions {
     pub max_processes: Option<usize>,
     /// Skip `/proc/*/task/*` entirely.
     pub skip_tasks: bool,
+    /// Leave every process's command line (`/proc/PID/cmdline`) unread: they can hold
+    /// secrets passed as arguments (`lowlat snapshot --no-cmdline`).
+    pub skip_cmdline: bool,
 }
 
 /// Read everything lowlat knows how to read.
@@ -46,7 +49,7 @@ pub fn read_with(root: &Root, opts: &ReadOptions) -> Host {
     power::read(&mut cx, &mut host);
     irqs::read(&mut cx, &mut host);
     if !opts.skip_tasks {
-        tasks::read(&mut cx, &mut host, opts.max_processes);
+        tasks::read(&mut cx, &mut host, opts.max_processes, opts.skip_cmdline);
     }
     system::read(&mut cx, &mut host);
     memory::read(&mut cx, &mut host);
@@ -127,7 +130,11 @@ impl<'a> Ctx<'a> {
         match crate::parse::int(&v) {
             Some(n) => Some(n),
             None => {
-                self.warn(path, Some(1), format!("expected a number, found {v:?}"));
+                self.warn(
+                    path,
+                    Some(1),
+                    format!("expected a number, found \"{}\"", util::term::excerpt(&v, 60)),
+                );
                 None
             }
         }

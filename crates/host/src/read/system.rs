@@ -33,6 +33,12 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
     host.workqueues.cpumask = cx.cpus("workqueues.cpumask", &format!("{WQ}/cpumask"), true);
     host.workqueues.writeback =
         cx.cpus("workqueues.writeback", "sys/bus/workqueue/devices/writeback/cpumask", true);
+    host.workqueues.writeback_numa =
+        cx.opt_value("workqueues.writeback_numa", "sys/bus/workqueue/devices/writeback/numa");
+    host.workqueues.writeback_affinity_scope = cx.opt_value(
+        "workqueues.writeback_affinity_scope",
+        "sys/bus/workqueue/devices/writeback/affinity_scope",
+    );
     if let Some(names) = cx.list("workqueues.per_workqueue", WQ) {
         for n in names {
             if matches!(n.as_str(), "cpumask" | "power" | "uevent" | "subsystem") {
@@ -58,6 +64,8 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
 }
 
 fn cgroup(cx: &mut Ctx, host: &mut Host) {
+    host.cgroup.rt = crate::rt::containers(cx.root);
+    host.cgroup.containers = crate::containers::read(cx.root, &host.cgroup.rt);
     let Some(mounts) = cx.opt_text("cgroup.version", "proc/mounts") else {
         cx.unknown("cgroup.version", "proc/mounts", "not present".into());
         return;

@@ -9,7 +9,12 @@ use crate::model::{Host, Task};
 use crate::parse::task::{self as ptask, PF_KTHREAD, PF_NO_SETAFFINITY};
 use crate::root::ReadError;
 
-pub(super) fn read(cx: &mut Ctx, host: &mut Host, max_processes: Option<usize>) {
+pub(super) fn read(
+    cx: &mut Ctx,
+    host: &mut Host,
+    max_processes: Option<usize>,
+    skip_cmdline: bool,
+) {
     let Some(names) = cx.list("tasks", "proc") else {
         cx.unknown("tasks", "proc", "not present".into());
         return;
@@ -27,7 +32,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host, max_processes: Option<usize>) 
     if let Some(m) = max_processes {
         pids.truncate(m);
     }
-    host.tasks = Some(read_parallel(cx, &pids));
+    host.tasks = Some(read_parallel(cx, &pids, skip_cmdline));
 }
 
 /// Processes per worker below which threads are not worth starting.
@@ -35,13 +40,13 @@ const PER_WORKER: usize = 512;
 
 /// Read processes on a few threads (contiguous PID ranges, results joined in PID order):
 /// tens of thousands of small procfs reads are syscall-bound, and the cores are otherwise idle.
-fn read_parallel(cx: &mut Ctx, pids: &[u32]) -> Vec<Task> {
+fn read_parallel(cx: &mut Ctx, pids: &[u32], skip_cmdline: bool) -> Vec<Task> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let workers = (pids.len() / PER_WORKER).clamp(1, cores);
     if workers == 1 {
         let mut tasks = Vec::with_capacity(pids.len() * 2);
         for &pid in pids {
-            read_process(cx, pid, &mut tasks);
+            read_process(cx, pid, skip_cmdline, &mut tasks);
         }
         return tasks;
     }
@@ -55,7 +60,7 @@ fn read_parallel(cx: &mut Ctx, pids: &[u32]) -> Vec<Task> {
                     let mut local = Ctx::new(root);
                     let mut tasks = Vec::with_capacity(part.len() * 2);
                     for &pid in part {
-                        read_process(&mut local, pid, &mut tasks);
+                        read_process(&mut local, pid, skip_cmdline, &mut tasks);
                     }
                     (tasks, local)
                 })
@@ -75,7 +80,7 @@ fn read_parallel(cx: &mut Ctx, pids: &[u32]) -> Vec<Task> {
     tasks
 }
 
-fn read_process(cx: &mut Ctx, pid: u32, out: &mut Vec<Task>) {
+fn read_process(cx: &mut Ctx, pid: u32, skip_cmdline: bool, out: &mut Vec<Task>) {
     let Ok(tids) = cx.root.list_dir(&format!("proc/{pid}/task")) else { return };
     let mut tids: Vec<u32> = tids.iter().filter_map(|t| t.parse().ok()).collect();
     tids.sort_unstable();
@@ -126,7 +131,7 @@ fn read_process(cx: &mut Ctx, pid: u32, out: &mut Vec<Task>) {
                     .and_then(|s| ptask::cgroup(&s))
             })
             .clone();
-        let cmd = if kthread {
+        let cmd = if kthread || skip_cmdline {
             None
         } else {
             cmdline

@@ -79,8 +79,17 @@ pub struct Manifest {
     pub symlinks: usize,
     /// `--max-processes` when given.
     pub max_processes: Option<usize>,
+    /// Whether every process's command line (`proc/PID/cmdline`) is inside: they can hold
+    /// secrets given as arguments (`lowlat snapshot --no-cmdline` leaves them out). Absent in
+    /// snapshots made before this field: those hold them.
+    #[serde(default = "yes")]
+    pub process_cmdlines: bool,
     /// Everything that could not be read (a missing optional file is normal).
     pub failures: Vec<Failure>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The failures of a manifest as errors to replay (missing files need no replay).

@@ -10,6 +10,7 @@ mod resolve;
 mod tgz;
 
 use std::fmt;
+use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -18,6 +19,29 @@ pub use resolve::{lexical_target, normalize, Kind, Resolved};
 pub use tgz::TgzError;
 
 use crate::model::Source;
+
+/// The largest file read from a snapshot, archive or directory (kernel files are a few KiB;
+/// `/proc/interrupts` of a big machine a few MiB). A bigger file reads as refused.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// The most an archive may keep in memory: files, plus names and a fixed cost per entry.
+pub const MAX_KEPT_BYTES: u64 = 128 << 20;
+/// The most an archive may unpack to (the tar stream after gzip), kept or not.
+pub const MAX_STREAM_BYTES: u64 = 1 << 30;
+
+/// What a non-regular, non-directory file is, for messages.
+pub(crate) fn special_kind(ft: &std::fs::FileType) -> Option<&'static str> {
+    Some(if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        return None;
+    })
+}
 
 /// Why a file could not be read. Missing files are normal (containers, old kernels,
 /// must-gathers): callers turn them into "unknown".
@@ -76,6 +100,19 @@ pub enum OpenError {
     Tgz(#[from] TgzError),
     #[error(transparent)]
     MustGather(#[from] MustGatherError),
+}
+
+impl util::exit::Classify for OpenError {
+    fn exit_code(&self) -> util::exit::ExitCode {
+        match self {
+            // A path that does not exist is the caller's mistake; one that exists but cannot
+            // be read (EACCES, EIO, …) is a runtime failure of this machine.
+            OpenError::Missing { .. } => util::exit::ExitCode::Usage,
+            OpenError::Io { .. } => util::exit::ExitCode::Runtime,
+            OpenError::Tgz(e) => util::exit::Classify::exit_code(e),
+            OpenError::MustGather(e) => util::exit::Classify::exit_code(e),
+        }
+    }
 }
 
 /// One recorded access (for `lowlat snapshot`).
@@ -146,6 +183,9 @@ impl Root {
                 OpenError::Io { path: path.to_path_buf(), source: e }
             }
         })?;
+        if let Some(what) = special_kind(&meta.file_type()) {
+            return Err(TgzError::NotRegular { path: path.to_path_buf(), what }.into());
+        }
         if meta.is_dir() {
             Ok(Self {
                 backend: Backend::Dir(resolve::DirTree::new(path.to_path_buf())),
@@ -176,7 +216,7 @@ impl Root {
     /// fails with the list of nodes found.
     pub fn must_gather(dir: &Path, node: Option<&str>) -> Result<Self, OpenError> {
         let tgz_path = must_gather::locate(dir, node)?;
-        let tree = tgz::TgzTree::open(&tgz_path)?;
+        let tree = tgz::TgzTree::open_nofollow(&tgz_path)?;
         Ok(Self {
             backend: Backend::Tgz(tree),
             source: Source {

@@ -5,7 +5,7 @@
 //! reader's own `/proc` or `/sys`.
 
 use std::collections::{HashSet, VecDeque};
-use std::io::Read as _;
+use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
 use std::sync::RwLock;
@@ -115,7 +115,7 @@ pub fn lexical_target(link_path: &str, target: &str) -> Option<String> {
 /// With `one_record`, a first read shorter than the buffer is taken as the
 /// whole file (true of procfs files generated in one piece, `single_open` ones such as
 /// `/proc/PID/{stat,status,cgroup}`, and of regular files), saving the final empty read.
-pub fn read_file(mut f: std::fs::File, one_record: bool) -> std::io::Result<Vec<u8>> {
+pub fn read_file(mut f: impl Read, one_record: bool) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0u8; 4096];
     let mut len = 0;
     if one_record {
@@ -230,7 +230,7 @@ impl DirTree {
             }));
         };
         let how = OpenHow {
-            flags: (libc::O_RDONLY | libc::O_CLOEXEC) as u64,
+            flags: (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY) as u64,
             mode: 0,
             resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS,
         };
@@ -304,14 +304,39 @@ impl DirTree {
     }
 
     pub fn read(&self, rel: &str, one_record: bool) -> Result<Vec<u8>, ReadError> {
+        let file = self.open(rel)?;
+        // Only regular files: a FIFO would block or never end, a device (`/dev/zero`) never
+        // ends, and neither is something a snapshot holds.
+        let ft = file.metadata().map_err(|e| ReadError::from_io(rel, &e))?.file_type();
+        if !ft.is_file() {
+            let what = super::special_kind(&ft).unwrap_or("a directory");
+            return Err(ReadError::Refused {
+                path: rel.to_string(),
+                message: format!("{what}, not a regular file"),
+            });
+        }
+        let cap = super::MAX_FILE_BYTES;
+        let data = read_file(std::io::Read::take(file, cap + 1), one_record)
+            .map_err(|e| ReadError::from_io(rel, &e))?;
+        if data.len() as u64 > cap {
+            return Err(ReadError::Refused {
+                path: rel.to_string(),
+                message: format!("larger than {} MiB; not read", cap >> 20),
+            });
+        }
+        Ok(data)
+    }
+
+    /// Open `rel` beneath the base without blocking (`O_NONBLOCK`: a FIFO cannot hang it).
+    fn open(&self, rel: &str) -> Result<std::fs::File, ReadError> {
         if let Some(f) = self.open_beneath(rel) {
-            return read_file(f?, one_record).map_err(|e| ReadError::from_io(rel, &e));
+            return f;
         }
         let p = self.resolve_parent(rel)?;
         let open = |p: &str| {
             std::fs::OpenOptions::new()
                 .read(true)
-                .custom_flags(libc::O_NOFOLLOW)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
                 .open(self.base.join(p))
         };
         let file = match open(&p) {
@@ -322,7 +347,7 @@ impl DirTree {
             }
             Err(e) => return Err(ReadError::from_io(rel, &e)),
         };
-        read_file(file, one_record).map_err(|e| ReadError::from_io(rel, &e))
+        Ok(file)
     }
 
     pub fn list(&self, rel: &str) -> Result<Vec<String>, ReadError> {

@@ -102,3 +102,132 @@ fn recording_keeps_every_access() {
     assert_eq!(acc.len(), 3);
     assert!(matches!(&acc[1], Access::Read { result: Err(_), .. }));
 }
+
+/// A tar header claiming `size` bytes for `name`, followed by `data` (possibly much less).
+fn lying_header(name: &str, size: u64, data: &[u8]) -> Vec<u8> {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_path(name).unwrap();
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_cksum();
+    let mut out = h.as_bytes().to_vec();
+    out.extend_from_slice(data);
+    out.resize(out.len().div_ceil(512) * 512 + 1024, 0);
+    out
+}
+
+#[test]
+fn tgz_never_believes_a_size_claim() {
+    // 1 TiB claimed, a few bytes there: refused, no allocation of the claim.
+    let bytes = lying_header("proc/cpuinfo", 1 << 40, b"processor : 0\n");
+    let e = Root::from_tgz_bytes("h.tar", &bytes).unwrap_err();
+    assert!(e.to_string().contains("not a readable tar"), "{e}");
+    assert_eq!(util::exit::Classify::exit_code(&e), util::exit::ExitCode::Usage);
+}
+
+#[test]
+fn tgz_keeps_only_host_files_and_refuses_big_ones() {
+    let big = vec![b'x'; (MAX_FILE_BYTES + 1) as usize];
+    let mut b = tar::Builder::new(Vec::new());
+    for (p, data) in [
+        ("proc/cmdline", &b"quiet\n"[..]),
+        ("proc/cpuinfo", &big[..]),
+        ("home/user/big.iso", &big[..]),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        b.append_data(&mut h, p, data).unwrap();
+    }
+    let r = Root::from_tgz_bytes("t.tar", &b.into_inner().unwrap()).unwrap();
+    assert_eq!(r.read_string("proc/cmdline").unwrap(), "quiet\n");
+    let e = r.read_string("proc/cpuinfo").unwrap_err();
+    assert!(matches!(e, ReadError::Refused { .. }) && e.to_string().contains("16 MiB"), "{e}");
+    assert!(r.read_string("home/user/big.iso").unwrap_err().is_not_found());
+    assert!(r.list_dir("").unwrap().iter().all(|n| n != "home"));
+}
+
+#[test]
+fn tgz_bounds_the_decompressed_stream_and_what_it_keeps() {
+    use std::io::Write as _;
+    let limits = tgz::Limits { file: 1 << 10, kept: 64 << 10, stream: 1 << 20 };
+    // Zeros compress ~1000:1; a file outside the kept set is skipped but still counted.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&lying_header("junk", 2 << 20, &vec![0; 2 << 20])).unwrap();
+    let bytes = gz.finish().unwrap();
+    assert!(bytes.len() < 10_000);
+    let e = tgz::TgzTree::from_reader_with("z.tgz", &bytes[..], limits).unwrap_err();
+    assert!(e.to_string().contains("unpacks to more than 1 MiB"), "{e}");
+    // Many small kept files: the total kept is bounded, names and entries included.
+    let mut b = tar::Builder::new(Vec::new());
+    for i in 0..400 {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(0);
+        h.set_mode(0o644);
+        b.append_data(&mut h, format!("sys/{i:0>100}"), &[][..]).unwrap();
+    }
+    let bytes = b.into_inner().unwrap();
+    let e = tgz::TgzTree::from_reader_with("many.tar", &bytes[..], limits).unwrap_err();
+    assert!(e.to_string().contains("keeps more than"), "{e}");
+}
+
+#[test]
+fn corrupt_archives_never_quote_their_bytes() {
+    // A file that is not an archive (a password hash, say) is refused without echoing it.
+    let secret = b"root:$6$SECRETSALT$0123456789abcdef:19000:0:99999:7:::\n".repeat(20);
+    let e = Root::from_tgz_bytes("shadow", &secret).unwrap_err();
+    assert!(!e.to_string().contains("SECRET"), "{e}");
+    let mut h = lying_header("proc/x", 5, b"hello");
+    h[124..136].copy_from_slice(b"SECRETSECRET"); // the size field: not octal
+    let e = Root::from_tgz_bytes("bad.tar", &h).unwrap_err();
+    assert!(!e.to_string().contains("SECRET"), "{e}");
+    // Names in messages are escaped excerpts.
+    let e = Root::from_tgz_bytes("t.tar", &tar_with(&[("sys/\x1b]0;x\x07", "", Some("/etc"))]))
+        .unwrap_err();
+    assert!(!e.to_string().contains('\x1b'), "{e}");
+}
+
+#[test]
+fn special_files_are_refused_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir_all(p.join("proc")).unwrap();
+    let fifo = p.join("proc/cpuinfo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let r = Root::open(p).unwrap();
+    let e = r.read_string("proc/cpuinfo").unwrap_err();
+    assert!(e.to_string().contains("FIFO"), "{e}");
+    // A FIFO given as the root itself.
+    let e = Root::open(&fifo).unwrap_err();
+    assert!(e.to_string().contains("FIFO"), "{e}");
+    assert_eq!(util::exit::Classify::exit_code(&e), util::exit::ExitCode::Usage);
+    // A file over the cap in a directory root.
+    std::fs::write(p.join("proc/cmdline"), vec![b'a'; (MAX_FILE_BYTES + 10) as usize]).unwrap();
+    let e = r.read_string("proc/cmdline").unwrap_err();
+    assert!(e.to_string().contains("16 MiB"), "{e}");
+}
+
+#[test]
+fn must_gather_refuses_symlinks_and_duplicates_and_names_the_depth() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let tgz = tar_with(&[("proc/cmdline", "quiet\n", None)]);
+    for (gather, node) in [("a", "n1"), ("b", "n1"), ("a", "n2")] {
+        std::fs::create_dir_all(p.join(gather).join("nodes").join(node)).unwrap();
+        std::fs::write(p.join(gather).join("nodes").join(node).join("sysinfo.tgz"), &tgz).unwrap();
+    }
+    let e = Root::must_gather(p, Some("n1")).unwrap_err().to_string();
+    assert!(e.contains("a/nodes/n1") && e.contains("b/nodes/n1"), "{e}");
+    assert!(Root::must_gather(p, Some("n2")).is_ok());
+    std::fs::write(p.join("secret"), b"root:$6$SECRET\n").unwrap();
+    std::fs::create_dir_all(p.join("a/nodes/n3")).unwrap();
+    std::os::unix::fs::symlink(p.join("secret"), p.join("a/nodes/n3/sysinfo.tgz")).unwrap();
+    let e = Root::must_gather(p, Some("n3")).unwrap_err().to_string();
+    assert!(e.contains("symlink") && !e.contains("SECRET"), "{e}");
+    let empty = tempfile::tempdir().unwrap();
+    let e = Root::must_gather(empty.path(), None).unwrap_err().to_string();
+    assert!(e.contains("within 8 directory levels"), "{e}");
+}

@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         step_delay: Duration::from_millis(args.step_delay),
     };
     if args.dry_run {
-        print!("{}", site.dry_run(&req)?);
+        super::common::print_view(site.dry_run(&req)?)?;
         return Ok(ExitCode::Ok);
     }
     if site.is_live() && !util::privilege::is_root() {
@@ -58,9 +58,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // Ctrl-C / SIGTERM: finish the current write, then roll everything back.
     util::signal::install_flag_only();
-    let applied =
-        site.apply(&req, &util::signal::interrupted, &mut |note| eprintln!("note: {note}"))?;
-    print!("{applied}");
+    let applied = site.apply(&req, &util::signal::interrupted, &mut |note| {
+        eprintln!("note: {}", util::term::sanitize(&note.to_string(), false))
+    })?;
+    super::common::print_view(&applied)?;
     Ok(ExitCode::Ok)
 }
 
@@ -82,7 +83,7 @@ pub struct RevertArgs {
 pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let mut site = Site::open(args.sysroot.as_deref())?;
     let reverted = site.revert(&args.journal, args.forget)?;
-    print!("{reverted}");
+    super::common::print_view(&reverted)?;
     reverted.check()?;
     Ok(ExitCode::Ok)
 }

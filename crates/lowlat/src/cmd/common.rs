@@ -89,6 +89,17 @@ impl std::fmt::Display for Output {
     }
 }
 
+/// Print a plain-text view on stdout through `util::term::Escaping`: text that came from a host
+/// or an input file (process names, paths, reasons) cannot send control sequences to the
+/// terminal. Views that colour themselves (`inspect`, `plan`) escape their inputs instead.
+pub fn print_view(text: impl std::fmt::Display) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = util::term::Escaping::new(std::io::stdout().lock());
+    write!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
+
 /// `--json [FILE]`, the same on every command. Flatten with `#[command(flatten)]`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct JsonArg {
@@ -116,14 +127,14 @@ impl JsonArg {
 
 impl HostArgs {
     /// Open the chosen root. Input problems (missing path, bad tarball, unknown node) are
-    /// usage errors (exit 2).
+    /// usage errors (exit 2); a path that exists but cannot be read is a runtime error (3):
+    /// `host::OpenError` says which (`util::exit::Classify`).
     pub fn open_root(&self) -> anyhow::Result<host::Root> {
         if let Some(mg) = &self.must_gather {
-            return host::Root::must_gather(mg, self.node.as_deref())
-                .map_err(|e| crate::exit::usage(e.to_string()));
+            return Ok(host::Root::must_gather(mg, self.node.as_deref())?);
         }
         if let Some(r) = &self.root {
-            return host::Root::open(r).map_err(|e| crate::exit::usage(e.to_string()));
+            return Ok(host::Root::open(r)?);
         }
         Ok(host::Root::live())
     }

@@ -14,6 +14,10 @@ pub struct Args {
     /// Focus on one CPU: every thread that ran or may run there, its IRQs, its power state.
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
+    /// Show the container/pod cgroups: CPU usage, CFS quota and throttling, cpuset, memory,
+    /// PSI, RT readiness, and their latency issues (`--json` writes the whole model).
+    #[arg(long, conflicts_with = "cpu")]
+    pub containers: bool,
 }
 
 /// Run `lowlat inspect`.
@@ -32,9 +36,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.json.to_stdout() {
         let st = report::term::Style::detect();
-        let view = report::inspect_view::ViewOptions { cpu: args.cpu };
+        let view = report::inspect_view::ViewOptions { cpu: args.cpu, containers: args.containers };
         super::common::Output::Stdout
-            .write(report::inspect_view::render(&h, &view, &st).as_bytes())?;
+            .write(report::inspect_view::render(&h.for_terminal(), &view, &st).as_bytes())?;
     }
     Ok(ExitCode::Ok)
 }

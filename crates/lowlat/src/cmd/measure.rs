@@ -79,6 +79,10 @@ pub struct RunArgs {
     /// Do not hold /dev/cpu_dma_latency at 0 during the run.
     #[arg(long)]
     pub no_dma_latency: bool,
+    /// Run from a cgroup with an RT budget (`root`, or a cgroup path such as /rt) and move
+    /// back afterwards: for hosts whose own cgroup cannot run SCHED_FIFO (root only).
+    #[arg(long, value_name = "root|PATH", value_parser = |s: &str| s.parse::<measure::rt_cgroup::RtCgroup>())]
+    pub rt_cgroup: Option<measure::rt_cgroup::RtCgroup>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -157,6 +161,7 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         checkpoint,
         progress: !quiet,
         tool,
+        rt_cgroup: run.rt_cgroup,
     };
     let out = session::latency(&req).map_err(flagged)?;
     run.shown.show(out, |r| match cyclictest {
@@ -172,6 +177,7 @@ fn flagged(e: MeasureError) -> anyhow::Error {
         Some(Input::MainCpu) => "--main-cpu",
         Some(Input::Load) => "--load",
         Some(Input::LoadCommand) => "--load-cmd",
+        Some(Input::RtCgroup) => "--rt-cgroup",
         None => return e.into(),
     };
     anyhow::Error::from(e).context(flag)

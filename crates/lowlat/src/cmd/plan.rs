@@ -86,6 +86,14 @@ pub struct Args {
     /// PerformanceProfile `net.userLevelNetworking` (PPC's flag).
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub user_level_networking: Option<bool>,
+    /// Socket busy polling: `net.core.busy_read` and `net.core.busy_poll` (e.g. `50us`, as
+    /// PAO's Tuned; `0` turns it off). A bare number is microseconds.
+    #[arg(long, value_name = "DURATION", value_parser = whole_micros)]
+    pub busy_poll: Option<u64>,
+    /// Idle limit (e.g. `80us`): the isolated CPUs lose every idle state with a longer exit
+    /// latency (disabled per CPU, PM QoS held); replaces the power mode's limit.
+    #[arg(long, value_name = "DURATION", value_parser = whole_micros)]
+    pub idle_limit: Option<u64>,
     /// Plan / profile name.
     #[arg(long, alias = "profile-name", value_name = "NAME")]
     pub name: Option<String>,
@@ -128,8 +136,19 @@ impl Args {
             isolcpus_domain: self.isolcpus_domain,
             per_pod_power_management: self.per_pod_power_management,
             user_level_networking: self.user_level_networking,
+            busy_poll_us: self.busy_poll,
+            idle_limit_us: self.idle_limit,
         }
     }
+}
+
+/// A latency in whole microseconds (`50us`, `80`, `0.08ms`); the kernel takes no finer unit.
+fn whole_micros(s: &str) -> Result<u64, String> {
+    let d = util::duration::parse_latency(s).map_err(|e| e.to_string())?;
+    if d.subsec_nanos() % 1000 != 0 {
+        return Err(format!("{s:?} is not a whole number of microseconds (the kernel counts µs)"));
+    }
+    u64::try_from(d.as_micros()).map_err(|_| format!("{s:?} is out of range"))
 }
 
 /// `--style`: clap lists the names (in help and errors); `Style::from_str` makes the value.

@@ -77,6 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         runtime_class: args.runtime_class,
         rt_packages: args.rt_packages,
     };
+    opts.check()?;
     let rendered = match (&args.plan, args.target) {
         (_, Target::ClusterRbac) => render::rbac::render(&opts),
         (Some(p), target) => render::render(&plan::Plan::load(p)?, target, &opts)?,
@@ -93,8 +94,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         (None, Some(entry)) if args.target == Target::Bls => {
-            let backup = files::patch_in_place(entry, &rendered)?;
-            println!("patched {} (backup {})", entry.display(), backup.display());
+            let (backup, wrote) = files::patch_in_place(entry, &rendered)?;
+            let kept = if wrote { "" } else { ", the first one, kept" };
+            println!("patched {} (backup {}{kept})", entry.display(), backup.display());
         }
         _ => print!("{}", render::listing(&rendered)),
     }

@@ -93,8 +93,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out.write_json(&model)?;
     }
     if !args.json.to_stdout() {
-        print!("{}", report::summary::render(&model));
-        println!("wrote {} ({} KiB)", args.output.display(), bytes.div_ceil(1024));
+        super::common::print_view(format_args!(
+            "{}wrote {} ({} KiB)\n",
+            report::summary::render(&model),
+            args.output.display(),
+            bytes.div_ceil(1024)
+        ))?;
     }
     // Strict: inputs that cannot be judged are an input error (exit 2, the report is
     // written first so it can be read); a FAIL or a partial result fails the gate.

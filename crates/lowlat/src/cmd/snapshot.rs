@@ -19,6 +19,10 @@ pub struct Args {
     /// file small; the snapshot still reads back to the same model.
     #[arg(long, value_name = "N")]
     pub max_processes: Option<usize>,
+    /// Leave out every process's command line (/proc/PID/cmdline): they can hold passwords
+    /// or tokens given as arguments. Without it the snapshot contains them, and says so.
+    #[arg(long)]
+    pub no_cmdline: bool,
     #[command(flatten)]
     pub host: HostArgs,
 }
@@ -26,7 +30,11 @@ pub struct Args {
 /// Run `lowlat snapshot`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = args.host.open_root()?;
-    let opts = host::ReadOptions { max_processes: args.max_processes, ..Default::default() };
+    let opts = host::ReadOptions {
+        max_processes: args.max_processes,
+        skip_cmdline: args.no_cmdline,
+        ..Default::default()
+    };
     let snap = host::snapshot::capture(root, &opts).context("taking the snapshot")?;
     let out = args.output.display();
     util::fs::write_atomic(&args.output, &snap.tgz, 0o644)
@@ -49,7 +57,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         host::snapshot::MANIFEST
     );
     for f in failed.iter().take(5) {
-        println!("  {} {}: {}", f.op, f.path, f.reason);
+        println!("  {} {}: {}", f.op, f.path, util::term::sanitize(&f.reason, false));
+    }
+    if m.process_cmdlines {
+        println!(
+            "note: it contains every process's command line (/proc/PID/cmdline), which can hold passwords or tokens given as arguments; share it with care, or take it again with --no-cmdline"
+        );
+    } else {
+        println!("process command lines left out (--no-cmdline)");
     }
     println!("read it with: lowlat inspect --root {out}");
     Ok(ExitCode::Ok)

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use verify::{render, Allow};
 
-use super::common::{HostArgs, JsonArg, Output};
+use super::common::{HostArgs, JsonArg};
 use crate::exit::ExitCode;
 
 /// Arguments of `lowlat verify`.
@@ -42,6 +42,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let root = args.host.open_root()?;
     let host = args.host.load()?;
     let plan = args.plan.as_deref().map(plan::Plan::load).transpose()?;
+    if let (Some(p), Some(file)) = (&plan, &args.plan) {
+        // A plan for another host would pass checks vacuously on CPUs this one lacks.
+        p.check_host(&host).with_context(|| format!("--plan {}", file.display()))?;
+    }
     let plan_arg =
         args.plan.as_ref().map_or("--plan FILE".into(), |p| format!("--plan {}", p.display()));
     let request = verify::Request {
@@ -61,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // With the JSON on stdout the table is left out (`lowlat check` keeps stderr for errors).
     if !args.json.to_stdout() {
-        Output::Stdout.write(render::terminal(&verified).as_bytes())?;
+        super::common::print_view(render::terminal(&verified))?;
     }
     Ok(if verified.report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })
 }

@@ -83,7 +83,9 @@ fn config(c: Common) -> WatchConfig {
 /// Run `lowlat watch …`.
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     util::signal::install();
-    let (stop, out) = (util::signal::stop_flag(), &mut std::io::stdout());
+    // Process names and command output come from the host: escaped on the way out.
+    let mut escaped = util::term::Escaping::new(std::io::stdout());
+    let (stop, out) = (util::signal::stop_flag(), &mut escaped);
     let outcome = match cmd {
         Command::Storage(a) => {
             let w = StorageWatch { dir: a.dir, write_size: a.write_size, burst: a.burst };

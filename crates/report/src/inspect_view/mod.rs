@@ -3,6 +3,7 @@
 //! talkers), what runs on each CPU (the `ps -eTo psr,pid,tid,policy,rtprio,cmd` question
 //! answered directly; `cpu` focuses on one), and findings with evidence and fixes.
 
+mod containers;
 mod findings;
 mod fmt;
 mod focus;
@@ -24,6 +25,8 @@ use crate::term::Style;
 pub struct ViewOptions {
     /// Focus on one CPU: its tasks, IRQs and power state.
     pub cpu: Option<usize>,
+    /// The containers view instead of the whole host.
+    pub containers: bool,
 }
 
 /// Render the whole view.
@@ -33,6 +36,11 @@ pub fn render(h: &Host, opts: &ViewOptions, st: &Style) -> String {
         summary::summary(&mut out, h, st);
         focus::focus(&mut out, h, cpu, st);
         findings::findings(&mut out, h, st, Some(cpu));
+        return out;
+    }
+    if opts.containers {
+        summary::summary(&mut out, h, st);
+        containers::containers(&mut out, h, st);
         return out;
     }
     summary::summary(&mut out, h, st);
@@ -97,7 +105,11 @@ mod tests {
     #[test]
     fn worker1_cpu5_focus() {
         let h = node("must-gather.bare-metal", "worker1");
-        insta::assert_snapshot!(render(&h, &ViewOptions { cpu: Some(5) }, &Style::plain(120)));
+        insta::assert_snapshot!(render(
+            &h,
+            &ViewOptions { cpu: Some(5), ..Default::default() },
+            &Style::plain(120)
+        ));
     }
 
     #[test]
@@ -106,7 +118,7 @@ mod tests {
         insta::assert_snapshot!("vm_view", render(&h, &ViewOptions::default(), &Style::plain(100)));
         insta::assert_snapshot!(
             "vm_cpu1",
-            render(&h, &ViewOptions { cpu: Some(1) }, &Style::plain(100))
+            render(&h, &ViewOptions { cpu: Some(1), ..Default::default() }, &Style::plain(100))
         );
     }
 

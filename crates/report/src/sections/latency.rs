@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::ctx::Ctx;
 use crate::input::{Body, Doc};
 use crate::model::{
-    fmt_count, fmt_duration_s, fmt_ns, fmt_opt_ns, Block, Cell, Chart, Headline, Marker, Note,
-    Scale, Section, Series, SeriesStyle, Table, Verdict,
+    fmt_count, fmt_duration_s, fmt_ns, fmt_opt_ns, Block, Cell, Chart, Headline, Heatmap, Marker,
+    Note, Scale, Section, Series, SeriesStyle, Table, Verdict,
 };
 
 /// Rebin sparse buckets onto `nbins` equal bins over `[0, x_max_ns)`: points are (bin start
@@ -117,6 +117,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     let mut threads: Vec<&ThreadResult> = r.threads.iter().collect();
     threads.sort_by_key(|t| t.cpu);
 
+    let ran = r.ran_policy();
+    let not_rt = r.not_realtime();
     let mut headlines = Vec::new();
     let mut blocks = Vec::new();
     let run = format!(
@@ -142,6 +144,10 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         if v == Verdict::Pass && overruns > 0 && !noise {
             v = Verdict::Warn;
         }
+        // A real-time policy asked for and refused: the numbers are not a real-time claim.
+        if v == Verdict::Pass && not_rt.is_some() {
+            v = Verdict::Warn;
+        }
         let virt = ctx
             .virtualized
             .as_ref()
@@ -150,7 +156,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         headlines.push(Headline::new(
             v,
             format!(
-                "{title}: {} {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                "{title}: {}{} {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                r.not_realtime_short().map(|n| format!("{n} — ")).unwrap_or_default(),
                 if env.partial { "worst seen" } else { "worst" },
                 fmt_ns(max),
                 cpu_name(r, w),
@@ -171,29 +178,291 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         text: format!(
             "{}. Run: {run}. Verdict: every CPU's maximum must be strictly below {}.",
             if noise {
-                "Noise: gaps in a pinned busy loop (oslat semantics), i.e. time the CPU was taken away"
+                format!(
+                    "Noise: gaps in a pinned busy loop{} (oslat semantics), i.e. time the CPU was taken away",
+                    ran.map(|p| format!(" under {}", p.kernel_name())).unwrap_or_default()
+                )
             } else {
-                "Wake-up latency of a pinned SCHED_FIFO thread sleeping to an absolute deadline \
-                 (cyclictest semantics); overruns are wake-ups more than one interval late, which \
-                 cyclictest silently skips"
+                format!(
+                    "Wake-up latency of a pinned {}thread sleeping to an absolute deadline \
+                     (cyclictest semantics){}; overruns are wake-ups more than one interval late, \
+                     which cyclictest silently skips",
+                    ran.map(|p| format!("{} ", p.kernel_name())).unwrap_or_default(),
+                    not_rt.as_ref().map(|n| format!(" — {n}")).unwrap_or_default()
+                )
             },
             fmt_ns(thr)
         ),
     });
-    blocks.push(Block::Table(percentile_table(r, &threads, thr, noise)));
+    let many = threads.len() > MANY_CPUS;
+    if many {
+        // The worst first; every CPU is in the charts and in the full table below them.
+        let mut worst = threads.clone();
+        worst.sort_by_key(|t| std::cmp::Reverse(max_ns(t)));
+        worst.truncate(WORST_ROWS);
+        let mut t = percentile_table(r, &worst, thr, noise);
+        t.caption = format!(
+            "The {} CPUs with the largest maximum, worst first (all {} CPUs below the charts)",
+            worst.len(),
+            threads.len()
+        );
+        blocks.push(Block::Table(t));
+    } else {
+        blocks.push(Block::Table(percentile_table(r, &threads, thr, noise)));
+    }
     for n in &r.notes {
         blocks.push(Block::Note(Note { verdict: Verdict::Warn, text: n.clone() }));
     }
     if !r.breaches.is_empty() {
+        let total = r.breach_total();
         blocks.push(Block::Note(Note {
             verdict: Verdict::Warn,
-            text: format!(
-                "{} threshold breaches recorded with their time.",
-                fmt_count(r.breaches.len() as u64)
-            ),
+            text: if total > r.breaches.len() as u64 {
+                format!(
+                    "{} threshold breaches; the worst {} are recorded with their time and CPU.",
+                    fmt_count(total),
+                    fmt_count(r.breaches.len() as u64)
+                )
+            } else {
+                format!("{} threshold breaches recorded with their time.", fmt_count(total))
+            },
         }));
     }
 
+    if many {
+        many_cpu_blocks(&mut blocks, &threads, thr, title, ctx);
+        let mut t = percentile_table(r, &threads, thr, noise);
+        t.caption = format!("Per-CPU statistics, all {} CPUs", threads.len());
+        blocks.push(Block::Table(t));
+    } else {
+        overlay_blocks(&mut blocks, r, &threads, thr, title, ctx);
+    }
+
+    if noise {
+        if let Some(t) = attribution_table(&threads, env.duration_ns) {
+            blocks.push(Block::Table(t));
+        }
+    }
+    blocks.push(super::ctx::run_conditions(&doc.source, &ran_conditions(r, ran), load));
+    vec![Section::new(id, title, headlines, blocks)]
+}
+
+/// Columns of the per-second heat map (each the maximum of its seconds).
+pub const HEATMAP_COLUMNS: usize = 240;
+/// Latency bins per decade of the histogram heat map.
+const BINS_PER_DECADE: f64 = 20.0;
+
+/// Many CPUs: what scales to hundreds of rows. A heat map CPU × latency bin (log x, log
+/// colour), the per-CPU max / p99.9 / p99 chart sorted by CPU, and a heat map of the maximum
+/// per second per CPU (OSADL's per-core plots), breaches red.
+fn many_cpu_blocks(
+    blocks: &mut Vec<Block>,
+    threads: &[&ThreadResult],
+    thr: u64,
+    title: &str,
+    ctx: &Ctx<'_>,
+) {
+    let rows = |ts: &[&ThreadResult]| -> Vec<u32> {
+        ts.iter().enumerate().map(|(i, t)| t.cpu.unwrap_or(i as u32)).collect()
+    };
+    let with_hist: Vec<&ThreadResult> =
+        threads.iter().copied().filter(|t| !t.histogram.buckets.is_empty()).collect();
+    if let Some(m) = histogram_heatmap(&with_hist, rows(&with_hist), thr, title) {
+        blocks.push(Block::Heatmap(m));
+    } else {
+        blocks.push(Block::Note(Note {
+            verdict: Verdict::Info,
+            text: "No histogram in this result (imported summary only): table above only.".into(),
+        }));
+    }
+    blocks.push(Block::Chart(per_cpu_chart(threads, thr, title)));
+    let series: Vec<&ThreadResult> =
+        threads.iter().copied().filter(|t| !t.per_second_max_ns.is_empty()).collect();
+    if let Some(m) = series_heatmap(&series, rows(&series), thr, title, ctx.opts.max_points) {
+        blocks.push(Block::Heatmap(m));
+    }
+}
+
+/// Position of `ns` on the log-x axis starting at `lo_ns`, in bins.
+fn log_pos(ns: f64, lo_ns: f64) -> f64 {
+    (ns.max(lo_ns) / lo_ns).log10() * BINS_PER_DECADE
+}
+
+/// CPU × latency bin: each row a CPU's histogram on log-spaced bins from the decade below
+/// its smallest sample to its worst case, coloured by count (log).
+pub fn histogram_heatmap(
+    threads: &[&ThreadResult],
+    rows: Vec<u32>,
+    thr: u64,
+    title: &str,
+) -> Option<Heatmap> {
+    let first = threads
+        .iter()
+        .filter_map(|t| t.histogram.buckets.iter().find(|b| b.count > 0).map(|b| b.lo_ns))
+        .min()?;
+    let last = threads
+        .iter()
+        .filter_map(|t| {
+            let top = t.histogram.buckets.iter().rev().find(|b| b.count > 0).map(|b| b.hi_ns);
+            top.max(max_ns(t))
+        })
+        .max()?;
+    let lo = 10f64.powf((first.max(10) as f64).log10().floor());
+    let cols = (log_pos(last as f64, lo).ceil() as usize).max(1);
+    let cells = threads
+        .iter()
+        .map(|t| {
+            let mut row = vec![0f64; cols];
+            for b in t.histogram.buckets.iter().filter(|b| b.count > 0) {
+                let mid = ((b.lo_ns.max(1) as f64) * (b.hi_ns.max(b.lo_ns + 1) as f64)).sqrt();
+                let i = (log_pos(mid, lo) as usize).min(cols - 1);
+                row[i] += b.count as f64;
+            }
+            if t.histogram.overflow > 0 {
+                row[cols - 1] += t.histogram.overflow as f64;
+            }
+            row
+        })
+        .collect();
+    let mut x_ticks = Vec::new();
+    let mut decade = lo;
+    while decade <= last as f64 * 1.0001 {
+        for m in [1.0, 2.0, 5.0] {
+            let v = decade * m;
+            let pos = log_pos(v, lo);
+            if pos <= cols as f64 + 1e-9 {
+                x_ticks.push((pos, fmt_ns(v as u64)));
+            }
+        }
+        decade *= 10.0;
+    }
+    let thr_pos = log_pos(thr as f64, lo);
+    Some(Heatmap {
+        id: "hist-map".into(),
+        title: format!("{title}: histogram per CPU"),
+        x_label: "latency (log scale)".into(),
+        rows,
+        x_ticks,
+        cells,
+        value_label: "samples (log)".into(),
+        threshold: None,
+        x_marker: (thr_pos <= cols as f64).then(|| (thr_pos, format!("threshold {}", fmt_ns(thr)))),
+        caption: format!(
+            "One row per CPU, {} bins per decade of latency; colour is the number of samples \
+             (log scale), white none. The dashed line is the threshold. Samples beyond the \
+             histogram's range are in the last column.",
+            BINS_PER_DECADE
+        ),
+    })
+}
+
+/// The worst case and the tail of each CPU, sorted by CPU: an outlier CPU stands out.
+fn per_cpu_chart(threads: &[&ThreadResult], thr: u64, title: &str) -> Chart {
+    let x = |i: usize, t: &ThreadResult| t.cpu.map_or(i as f64, f64::from);
+    let series = |name: &str, color: usize, f: &dyn Fn(&ThreadResult) -> Option<u64>| Series {
+        name: name.into(),
+        style: SeriesStyle::Points,
+        color,
+        points: threads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| Some((x(i, t), f(t)? as f64 / 1e3)))
+            .collect(),
+    };
+    Chart {
+        id: "per-cpu".into(),
+        title: format!("{title}: worst case and tail per CPU"),
+        x_label: "CPU".into(),
+        y_label: "latency (µs, log scale)".into(),
+        y_scale: Scale::Log,
+        series: vec![
+            series("max", 8, &|t| max_ns(t)),
+            series("p99.9", 0, &|t| pct(t, t.stats.p999_ns)),
+            series("p99", 2, &|t| pct(t, t.stats.p99_ns)),
+        ],
+        markers: Vec::new(),
+        y_markers: vec![Marker {
+            x: thr as f64 / 1e3,
+            label: format!("threshold {}", fmt_ns(thr)),
+        }],
+        caption: "One column of points per CPU, in CPU order: the maximum, p99.9 and p99.".into(),
+    }
+}
+
+/// A time-axis step (seconds) that gives at most ~8 ticks.
+fn time_step(secs: usize) -> usize {
+    const STEPS: [usize; 16] =
+        [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14_400, 21_600];
+    STEPS.iter().copied().find(|s| secs / s <= 8).unwrap_or(43_200)
+}
+
+/// Maximum per second per CPU: time on x (downsampled by maximum to at most
+/// `HEATMAP_COLUMNS` columns), colour the maximum (log), breaches red.
+pub fn series_heatmap(
+    threads: &[&ThreadResult],
+    rows: Vec<u32>,
+    thr: u64,
+    title: &str,
+    max_points: usize,
+) -> Option<Heatmap> {
+    let secs = threads.iter().map(|t| t.per_second_max_ns.len()).max().filter(|s| *s > 0)?;
+    let cols_max = HEATMAP_COLUMNS.min(max_points.max(10));
+    let per = secs.div_ceil(cols_max).max(1);
+    let cols = secs.div_ceil(per);
+    let cells = threads
+        .iter()
+        .map(|t| {
+            let (pts, _) = downsample_max(&t.per_second_max_ns, cols);
+            let mut row: Vec<f64> = pts.iter().map(|(_, us)| *us).collect();
+            row.resize(cols, 0.0);
+            row
+        })
+        .collect();
+    let step = time_step(secs);
+    let x_ticks = (0..=secs)
+        .step_by(step)
+        .map(|t| (t as f64 / per as f64, fmt_duration_s(t as u64)))
+        .collect();
+    Some(Heatmap {
+        id: "series-map".into(),
+        title: format!("{title}: maximum per second per CPU"),
+        x_label: "time since start".into(),
+        rows,
+        x_ticks,
+        cells,
+        value_label: "max (µs, log)".into(),
+        threshold: Some(thr as f64 / 1e3),
+        x_marker: None,
+        caption: if per > 1 {
+            format!(
+                "One row per CPU; each column is the maximum of {per} seconds, so no spike is \
+                 lost. Red: at or above the threshold ({}).",
+                fmt_ns(thr)
+            )
+        } else {
+            format!(
+                "One row per CPU, one column per second. Red: at or above the threshold ({}).",
+                fmt_ns(thr)
+            )
+        },
+    })
+}
+
+/// Rows of the "worst CPUs" table shown first when there are many CPUs.
+const WORST_ROWS: usize = 16;
+
+/// Above this many CPUs the per-CPU overlays are a tangle: draw heat maps instead.
+pub const MANY_CPUS: usize = 8;
+
+/// A few CPUs: OSADL-style histograms (one line per CPU) and the per-second max series.
+fn overlay_blocks(
+    blocks: &mut Vec<Block>,
+    r: &LatencyResult,
+    threads: &[&ThreadResult],
+    thr: u64,
+    title: &str,
+    ctx: &Ctx<'_>,
+) {
     // Histograms: linear x up to the worst max, log y, one line per CPU.
     let with_hist: Vec<&ThreadResult> =
         threads.iter().copied().filter(|t| !t.histogram.buckets.is_empty()).collect();
@@ -306,14 +575,21 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
             },
         }));
     }
+}
 
-    if noise {
-        if let Some(t) = attribution_table(&threads, env.duration_ns) {
-            blocks.push(Block::Table(t));
+/// The envelope whose run conditions say the policy that ran (an older result that recorded
+/// only the request gets `policy` = what ran and `requested_policy` = what it asked for).
+fn ran_conditions(r: &LatencyResult, ran: Option<util::sched::Policy>) -> results::Envelope {
+    let mut env = r.envelope.clone();
+    let asked = env.params.get("policy").and_then(Value::as_str).map(str::to_string);
+    if let (Some(ran), Some(asked), Some(o)) = (ran, asked, env.params.as_object_mut()) {
+        if asked != ran.as_str() {
+            o.insert("requested_policy".into(), asked.into());
+            o.insert("policy".into(), ran.as_str().into());
+            o.insert("priority".into(), Value::Null);
         }
     }
-    blocks.push(super::ctx::run_conditions(&doc.source, env, load));
-    vec![Section::new(id, title, headlines, blocks)]
+    env
 }
 
 fn percentile_table(r: &LatencyResult, threads: &[&ThreadResult], thr: u64, noise: bool) -> Table {

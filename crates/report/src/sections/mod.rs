@@ -180,8 +180,10 @@ fn unique_ids(sections: &mut [Section]) {
     let ids: Vec<String> = sections.iter().map(|s| s.id.clone()).collect();
     for (s, id) in sections.iter_mut().zip(ids) {
         for b in &mut s.blocks {
-            if let Block::Chart(c) = b {
-                c.id = format!("{id}-{}", c.id);
+            match b {
+                Block::Chart(c) => c.id = format!("{id}-{}", c.id),
+                Block::Heatmap(m) => m.id = format!("{id}-{}", m.id),
+                _ => {}
             }
         }
     }

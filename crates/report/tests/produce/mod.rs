@@ -80,7 +80,7 @@ fn verify(h: &host::Host, p: &plan::Plan) -> verify::Report {
         irqbalance: None,
         window: None,
         allow: Vec::new(),
-        rt_runtime_chain: Vec::new(),
+        rt: host::rt::Containers::default(),
         files: Default::default(),
         sysctl_conf: Vec::new(),
         plan_arg: "plan.yaml".into(),
@@ -167,13 +167,21 @@ fn timer(host: &host::Host, runs: &[Run], secs: u64, threshold_us: Option<u64>) 
         .iter()
         .map(|r| {
             let (mut t, seconds) = record(r, secs, 1000);
+            let mut per_minute = vec![0u64; (secs as usize).div_ceil(60).max(1)];
             for (s, v) in seconds.iter().enumerate() {
                 for (i, x) in v.iter().enumerate() {
                     if threshold_ns.is_some_and(|th| *x >= th) {
                         let t_ns = s as u64 * 1_000_000_000 + i as u64 * 1_000_000;
                         breaches.push(Breach { cpu: t.cpu, t_ns, value_ns: *x });
+                        per_minute[s / 60] += 1;
                     }
                 }
+            }
+            // As `measure` writes them: every breach counted, per CPU and per minute.
+            let count: u64 = per_minute.iter().sum();
+            t.breach_count = threshold_ns.map(|_| count);
+            if count > 0 {
+                t.breaches_per_minute = per_minute;
             }
             t.priority = Some(95);
             t.interval_ns = Some(1_000_000);
@@ -181,7 +189,7 @@ fn timer(host: &host::Host, runs: &[Run], secs: u64, threshold_us: Option<u64>) 
             t
         })
         .collect();
-    breaches.sort_by_key(|b| b.t_ns);
+    let breaches = results::worst_breaches(breaches, results::latency::MAX_BREACHES);
     LatencyResult {
         envelope: env,
         realtime: true,

@@ -21,7 +21,9 @@ fn us(ns: u64) -> String {
 /// The per-CPU table of a timer or noise result.
 pub fn latency(r: &LatencyResult) -> String {
     let mut out = String::new();
-    if !r.realtime && r.envelope.kind == crate::Kind::Timer {
+    if let Some(short) = r.not_realtime_short() {
+        let _ = writeln!(out, "!! {short}: these are not real-time numbers");
+    } else if !r.realtime && r.envelope.kind == crate::Kind::Timer {
         out.push_str("!! NOT REAL-TIME: measured without SCHED_FIFO/mlockall; these are not real-time numbers\n");
     }
     if let Some(v) = &r.envelope.host.virtualization {
@@ -85,8 +87,12 @@ pub fn latency(r: &LatencyResult) -> String {
         }
     }
     if !r.breaches.is_empty() {
-        let _ = writeln!(out, "threshold reached {} time(s); first:", r.breaches.len());
-        for b in r.breaches.iter().take(5) {
+        let _ = writeln!(
+            out,
+            "threshold reached {} time(s); the worst, in time order:",
+            r.breach_total()
+        );
+        for b in &crate::latency::worst_breaches(r.breaches.clone(), 5) {
             let cpu = b.cpu.map_or("-".to_string(), |c| c.to_string());
             let _ = writeln!(
                 out,

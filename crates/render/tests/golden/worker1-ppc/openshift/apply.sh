@@ -8,4 +8,4 @@ oc apply -f 02-machineconfig.yaml
 oc apply -f 03-kubeletconfig.yaml
 oc apply -f 05-runtimeclass.yaml
 # move the node into the pool; the MachineConfigPool rolls it out and reboots the node
-oc label node worker1 node-role.kubernetes.io/worker-cnf=
+oc label node 'worker1' 'node-role.kubernetes.io/worker-cnf='
