@@ -4,9 +4,32 @@
 
 use crate::{OutFile, RenderOptions};
 
+/// A YAML double-quoted scalar: whatever the value, it stays one string.
+fn quoted(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20
+                || c as u32 == 0x7f
+                || ('\u{80}'..='\u{9f}').contains(&c)
+                || c == '\u{2028}'
+                || c == '\u{2029}'
+                || c == '\u{feff}' =>
+            {
+                o.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
 /// `cluster-rbac.yaml` and `openshift-scc.yaml`.
 pub fn render(opts: &RenderOptions) -> Vec<OutFile> {
-    let ns = &opts.namespace;
+    let ns = &quoted(&opts.namespace);
     let rbac = format!(
         r#"# lowlat cluster: nodes, check, snapshot, apply, clean
 apiVersion: v1
