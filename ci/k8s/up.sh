@@ -307,7 +307,7 @@ for ((i = 1; i <= NODES; i++)); do
       cat /sys/fs/cgroup/cpuset/cpuset.mems >"/sys/fs/cgroup/cpuset$CGROOT/cpuset.mems"
     }
   fi
-  mkdir -p "$ND/kubelet"
+  mkdir -p "$ND/kubelet" "$ND/pod-logs"
   cat >"$ND/kubelet-config.yaml" <<KCFG
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -328,6 +328,9 @@ containerRuntimeEndpoint: unix://$SOCK
 cgroupDriver: cgroupfs
 ${CGROOT:+cgroupRoot: $CGROOT}
 failSwapOn: false
+# each kubelet its own pod log directory: with the default /var/log/pods shared, a kubelet
+# deletes the other node's pod logs as orphans, and a finished pod's results (in its log) vanish
+podLogsDir: $ND/pod-logs
 failCgroupV1: false
 # no registry: images are imported, and a garbage-collected image could never come back
 imageGCHighThresholdPercent: 100
