@@ -30,27 +30,16 @@ pub struct CpuCgroup {
 /// Find the v1 `cpu` hierarchy in `/proc/self/cgroup` text (`ID:CONTROLLERS:PATH` lines;
 /// cgroup v2 is the line with an empty controller list and has no RT group budget).
 pub fn parse_proc_cgroup(text: &str) -> Option<CpuCgroup> {
-    text.lines().find_map(|line| {
-        let mut it = line.splitn(3, ':');
-        let (_, controllers, path) = (it.next()?, it.next()?, it.next()?);
-        controllers.split(',').any(|c| c == "cpu").then(|| CpuCgroup {
-            controllers: controllers.to_string(),
-            path: path.trim().to_string(),
-        })
+    host::rt::cpu_v1_line(text).map(|(controllers, path)| CpuCgroup {
+        controllers: controllers.to_string(),
+        path: path.trim().to_string(),
     })
 }
 
 /// Every level from the top down: `/a/b/c` → `/a`, `/a/b`, `/a/b/c` (the root is not a level:
 /// its budget is the system's, `kernel.sched_rt_runtime_us`).
 pub fn levels(path: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for part in path.split('/').filter(|p| !p.is_empty()) {
-        cur.push('/');
-        cur.push_str(part);
-        out.push(cur.clone());
-    }
-    out
+    host::rt::levels(path).into_iter().skip(1).collect()
 }
 
 /// One level's budget before and after.

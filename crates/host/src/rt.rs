@@ -192,9 +192,8 @@ pub fn parse_rtprio_limit(limits: &str) -> Option<u64> {
 pub fn cpu_cgroup_line(cgroup: &str) -> Option<(bool, String)> {
     let mut v2 = None;
     for l in cgroup.lines() {
-        let mut f = l.splitn(3, ':');
-        let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
-        if ctrl.split(',').any(|c| c == "cpu") {
+        let (ctrl, path) = cgroup_line(l)?;
+        if has_cpu(ctrl) {
             return Some((true, path.to_string()));
         }
         if ctrl.is_empty() {
@@ -202,6 +201,24 @@ pub fn cpu_cgroup_line(cgroup: &str) -> Option<(bool, String)> {
         }
     }
     v2.map(|p| (false, p))
+}
+
+/// Pure: the cgroup-v1 line of a `/proc/<pid>/cgroup` text whose controller list holds `cpu`,
+/// as (controller list as the kernel names it — `cpu` or `cpu,cpuacct`, the mount options of
+/// that hierarchy —, path). `None` on cgroup v2.
+pub fn cpu_v1_line(cgroup: &str) -> Option<(&str, &str)> {
+    cgroup.lines().filter_map(cgroup_line).find(|(ctrl, _)| has_cpu(ctrl))
+}
+
+/// One `ID:CONTROLLERS:PATH` line of `/proc/<pid>/cgroup` as (controllers, path).
+fn cgroup_line(l: &str) -> Option<(&str, &str)> {
+    let mut f = l.splitn(3, ':');
+    let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
+    Some((ctrl, path))
+}
+
+fn has_cpu(ctrl: &str) -> bool {
+    ctrl.split(',').any(|c| c == "cpu")
 }
 
 /// Pure: the mount point of the v1 hierarchy holding `cpu`, and of the cgroup2 tree.
@@ -221,8 +238,9 @@ pub fn cgroup_mounts(mounts: &str) -> (Option<String>, Option<String>) {
     (v1, v2)
 }
 
-/// The levels of a cgroup path from the root: `/a/b` → `["", "/a", "/a/b"]`.
-fn levels(path: &str) -> Vec<String> {
+/// Pure: the levels of a cgroup path from the root: `/a/b` → `["", "/a", "/a/b"]` (stops at a
+/// `.` or `..` component).
+pub fn levels(path: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut cur = String::new();
     for part in path.split('/').filter(|p| !p.is_empty()) {
