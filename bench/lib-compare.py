@@ -81,7 +81,46 @@ def report(kind, a_files, b_files, a_name, b_name):
         rounds = " ".join(f"{x[k]:.1f}" for x in A) + " | " + " ".join(f"{x[k]:.1f}" for x in B)
         print(f"{k:<12} {a:>20.2f} {b:>20.2f} {r:>10.3f} {ok:>5}   {rounds}")
 
+def irq_counts(path, cpu):
+    """{interrupt line: count on `cpu`} from a /proc/interrupts capture."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    ncpu = len(lines[0].split())
+    out = {}
+    for line in lines[1:]:
+        parts = line.split()
+        if not parts or not parts[0].endswith(":"):
+            continue
+        cols = parts[1:1 + ncpu]
+        if len(cols) <= cpu or not cols[cpu].isdigit():
+            continue
+        name = parts[0][:-1]
+        if name.isdigit():
+            name += " " + parts[-1]  # numbered lines: add the device name
+        out[name] = int(cols[cpu])
+    return out
+
+def irq_report(cpu, duration, outdir, kind="irq"):
+    """Median interrupts per second on the measured CPU while each tool ran."""
+    import glob, os
+    rates = {"os": [], "ll": []}
+    for tool in rates:
+        for before in sorted(glob.glob(os.path.join(outdir, f"{tool}-*.{kind}0"))):
+            a = irq_counts(before, cpu)
+            b = irq_counts(before[:-1] + "1", cpu)
+            rates[tool].append({k: (b.get(k, 0) - a[k]) / duration for k in a})
+    keys = sorted({k for r in rates["os"] + rates["ll"] for k, v in r.items() if v > 0})
+    print(f"{kind + ' on CPU ' + str(cpu) + '/s':<28} {'oslat (median)':>15} {'lowlat (median)':>16}   per round A | B")
+    for k in keys:
+        a = statistics.median(r.get(k, 0) for r in rates["os"])
+        b = statistics.median(r.get(k, 0) for r in rates["ll"])
+        rounds = " ".join(f"{r.get(k, 0):.1f}" for r in rates["os"]) + " | " + " ".join(f"{r.get(k, 0):.1f}" for r in rates["ll"])
+        print(f"{k:<28} {a:>15.2f} {b:>16.2f}   {rounds}")
+
 if __name__ == "__main__":
+    if sys.argv[1] == "irq":
+        irq_report(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "irq")
+        sys.exit(0)
     kind, a_name, b_name = sys.argv[1], sys.argv[2], sys.argv[3]
     files = sys.argv[4:]
     half = len(files) // 2
