@@ -153,6 +153,20 @@ fn cyclictest_text_mode_keeps_scripts_working() {
 }
 
 #[test]
+fn the_table_escapes_what_the_load_command_holds() {
+    // The table names the load command; text in it must not reach the terminal as escapes.
+    let o = lowlat()
+        .args(["measure", "timer", "--loops", "50", "--interval", "100us", "--cpus", &cpu()])
+        .args(["--load-cmd", "sleep 5 # \x1b]0;owned\x07\x1b[2J"])
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("(sleep 5 # \\u{1b}]0;owned\\u{7}\\u{1b}[2J)"), "{out}");
+    assert!(!out.contains(['\x1b', '\x07']) && !err.contains(['\x1b', '\x07']), "{out}{err}");
+}
+
+#[test]
 fn bad_cpus_and_main_cpu_are_usage_errors() {
     lowlat()
         .args(["measure", "timer", "--cpus", "4095"])

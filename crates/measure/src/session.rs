@@ -144,11 +144,11 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         None => None,
     };
     let common = common(req, &host, cpus, online, load.as_ref().map(|l| l.info.clone()));
-    let mut progress = Progress {
-        tty: req.progress && is_tty(Stream::Stderr),
-        total: common.duration,
-        checkpoint: req.checkpoint.clone(),
-    };
+    let mut progress = Progress::new(
+        req.progress && is_tty(Stream::Stderr),
+        common.duration,
+        req.checkpoint.clone(),
+    );
     let run = match req.kind {
         LatencyKind::Timer { interval, loops } => {
             timer::run(&timer::TimerConfig { common, interval, loops }, &mut progress)
