@@ -165,7 +165,10 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     drop(moved);
     if let Some(l) = load.as_mut() {
         r.notes.extend(l.exited_early());
-        l.stop();
+        // What ran: how the external command ended.
+        if let (Some(exit), Some(info)) = (l.stop(), r.load.as_mut()) {
+            info.exit = Some(exit);
+        }
     }
     let threshold = req.threshold.map(|t| t.as_nanos() as u64);
     let reached = threshold.is_some_and(|t| r.threads.iter().any(|th| th.stats.max_ns >= t));

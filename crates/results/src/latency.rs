@@ -152,8 +152,49 @@ pub struct LoadInfo {
     pub kind: String,
     /// CPUs the load ran on (canonical cpu-list).
     pub cpus: Option<String>,
-    /// The external command, for `--load-cmd`.
+    /// The external command, for `--load-cmd` / `--interference-cmd`.
     pub command: Option<String>,
+    /// How the external command ended (absent for built-in loads and in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<LoadExit>,
+}
+
+/// How an external load command ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadExit {
+    /// Who ended it.
+    pub ended_by: LoadEnd,
+    /// Its exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+}
+
+/// Who ended an external load command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadEnd {
+    /// It ended by itself before the measurement did (it was meant to run throughout).
+    Itself,
+    /// lowlat's SIGTERM to its process group at the end of the measurement.
+    Sigterm,
+    /// lowlat's SIGKILL, 3 s after a SIGTERM it outlived.
+    Sigkill,
+}
+
+impl std::fmt::Display for LoadExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match (self.code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("signal {s}"),
+            (None, None) => "status unknown".into(),
+        };
+        match self.ended_by {
+            LoadEnd::Itself => write!(f, "ended by itself during the run ({how})"),
+            LoadEnd::Sigterm => write!(f, "stopped with SIGTERM at the end ({how})"),
+            LoadEnd::Sigkill => write!(f, "killed with SIGKILL at the end ({how})"),
+        }
+    }
 }
 
 /// One second of a run and what happened on the CPU during it.

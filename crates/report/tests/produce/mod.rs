@@ -195,7 +195,12 @@ fn timer(host: &host::Host, runs: &[Run], secs: u64, threshold_us: Option<u64>) 
         realtime: true,
         threads,
         breaches,
-        load: Some(LoadInfo { kind: "cpu".into(), cpus: Some("0,4,8,12".into()), command: None }),
+        load: Some(LoadInfo {
+            kind: "cpu".into(),
+            cpus: Some("0,4,8,12".into()),
+            command: None,
+            exit: None,
+        }),
         notes: Vec::new(),
     }
 }

@@ -105,10 +105,11 @@ pub fn latency(r: &LatencyResult) -> String {
     if let Some(l) = &r.load {
         let _ = writeln!(
             out,
-            "load: {} on CPUs {}{}",
+            "load: {} on CPUs {}{}{}",
             l.kind,
             l.cpus.as_deref().unwrap_or("-"),
-            l.command.as_ref().map_or(String::new(), |c| format!(" ({c})"))
+            l.command.as_ref().map_or(String::new(), |c| format!(" ({c})")),
+            l.exit.as_ref().map_or(String::new(), |e| format!("; {e}"))
         );
     }
     for n in &r.notes {
