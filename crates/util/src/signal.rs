@@ -132,6 +132,7 @@ mod tests {
             // SAFETY: `pending` was filled by sigpending.
             assert_eq!(unsafe { libc::sigismember(&pending, libc::SIGINT) }, 1);
             // Consume it here, so that it never reaches the test harness.
+            // SAFETY: a zeroed sigset_t is valid; sigemptyset initialises it below.
             let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
             // SAFETY: `set` is initialised by sigemptyset; sigwait blocks until SIGINT, pending.
             unsafe {
