@@ -12,6 +12,7 @@ use util::sched::{self, Policy};
 use crate::error::MeasureError;
 use crate::procstat;
 use crate::select::list;
+use crate::series::{SeriesSet, FOLD_LAG_SECONDS};
 use crate::shared::Recorder;
 use crate::sys::{self, Clock, Monotonic};
 
@@ -80,8 +81,9 @@ pub fn pick_main_cpu(requested: Option<u32>, measured: &[u32], online: &[u32]) -
     requested.or_else(|| online.iter().copied().find(|c| !measured.contains(c)))
 }
 
-/// Longest per-second series kept (a ring): runs longer than a day keep their last day, so
-/// memory does not grow with run length.
+/// Longest run the per-minute breach counts cover (a ring): runs longer than a day keep their
+/// last day, so memory does not grow with run length. The per-second series is bounded
+/// separately ([`crate::series`]).
 pub const MAX_SERIES_SECONDS: usize = 24 * 3600;
 
 /// Stack of each measuring thread: small, because `mlockall` makes it resident; the first
@@ -164,6 +166,9 @@ where
             }
         })
         .collect();
+    // The run's seconds with a margin (the last partial second, the start's 50 ms).
+    let planned = c.duration.map(|d| d.as_secs() + 2);
+    let mut series = SeriesSet::new(c.cpus.len(), kind == results::Kind::Noise, planned);
     let tids: Vec<AtomicU32> = c.cpus.iter().map(|_| AtomicU32::new(0)).collect();
     let stop = AtomicBool::new(false);
     let ready = AtomicUsize::new(0);
@@ -232,6 +237,7 @@ where
             while elapsed_ns >= (seconds_seen + 1) * 1_000_000_000 + 20_000_000 {
                 seconds_seen += 1;
                 hook.second(seconds_seen, &recs, &tid_vals);
+                series.fold_until(seconds_seen.saturating_sub(FOLD_LAG_SECONDS), &recs);
                 let live: Vec<Live> = c
                     .cpus
                     .iter()
@@ -248,7 +254,8 @@ where
             if let Some(every) = c.checkpoint_every {
                 if elapsed_ns - last_checkpoint >= every.as_nanos() as u64 {
                     last_checkpoint = elapsed_ns;
-                    let partial = build(kind, c, &recs, elapsed_ns, true, realtime, &notes, None);
+                    let partial =
+                        build(kind, c, &recs, &series, elapsed_ns, true, realtime, &notes, None);
                     observer.checkpoint(&partial);
                 }
             }
@@ -293,6 +300,7 @@ where
         kind,
         c,
         &recs,
+        &series,
         elapsed_ns,
         interrupted || stopped_on_threshold,
         realtime,
@@ -328,6 +336,7 @@ fn build(
     kind: results::Kind,
     c: &Common,
     recs: &[Recorder],
+    series: &SeriesSet,
     elapsed_ns: u64,
     partial: bool,
     realtime: bool,
@@ -343,13 +352,14 @@ fn build(
     let secs = (elapsed_ns / 1_000_000_000) as usize
         + usize::from(!elapsed_ns.is_multiple_of(1_000_000_000));
     let mut breaches = Vec::new();
+    let (series_step_s, points) = series.snapshot(recs, secs as u64);
     let mut threads: Vec<ThreadResult> = c
         .cpus
         .iter()
         .zip(recs)
-        .map(|(&cpu, rec)| {
+        .zip(points)
+        .map(|((&cpu, rec), (per_second_max_ns, noise))| {
             let h = rec.snapshot();
-            let (per_second_max_ns, noise) = rec.series(secs);
             let (worst, breach_count) = rec.breaches(Some(cpu));
             breaches.extend(worst);
             ThreadResult {
@@ -376,6 +386,7 @@ fn build(
     LatencyResult {
         envelope,
         realtime,
+        series_step_s,
         threads,
         breaches,
         load: c.load.clone(),
@@ -423,8 +434,19 @@ mod tests {
                 r
             })
             .collect();
-        let r =
-            build(results::Kind::Timer, &c, &recs, secs * 1_000_000_000, false, false, &[], None);
+        let mut series = SeriesSet::new(cpus.len(), false, Some(secs));
+        series.fold_until(secs, &recs);
+        let r = build(
+            results::Kind::Timer,
+            &c,
+            &recs,
+            &series,
+            secs * 1_000_000_000,
+            false,
+            false,
+            &[],
+            None,
+        );
         assert_eq!(r.breaches.len(), crate::shared::MAX_BREACHES);
         assert_eq!(r.breach_total(), 256 * secs * 50);
         assert!(r.breaches.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "time order");

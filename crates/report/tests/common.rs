@@ -113,6 +113,7 @@ pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize) -> Value {
     let r = results::LatencyResult {
         envelope,
         realtime: true,
+        series_step_s: 1,
         threads,
         breaches: Vec::new(),
         load: None,

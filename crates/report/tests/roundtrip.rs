@@ -65,6 +65,7 @@ fn a_lowlat_result_round_trips_through_the_report_model() {
     let r = results::latency::LatencyResult {
         envelope: results::Envelope::new(results::Kind::Timer, "lowlat test"),
         realtime: true,
+        series_step_s: 1,
         threads: vec![t],
         breaches: Vec::new(),
         load: None,

@@ -57,6 +57,7 @@ fn day_result(kind: results::Kind) -> Value {
     let r = results::LatencyResult {
         envelope,
         realtime: true,
+        series_step_s: 1,
         threads,
         breaches: Vec::new(),
         load: None,
