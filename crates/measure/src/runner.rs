@@ -398,22 +398,15 @@ fn build(
 mod tests {
     use super::*;
 
-    /// The bound on breaches, end to end: 256 threads that each breached every 20 ms for 20
-    /// minutes give a result listing the worst 1000 overall (in time order), every breach
-    /// counted per thread and per minute, and a breach part of the JSON that stays small
-    /// (it grows by one number per CPU-minute, not per breach).
-    #[test]
-    fn breaches_stay_bounded_for_many_cpus_and_long_runs() {
-        let secs = 20 * 60;
-        let cpus: Vec<u32> = (0..256).collect();
-        let c = Common {
-            cpus: cpus.clone(),
+    fn common(cpus: &[u32], secs: u64, threshold_ns: Option<u64>) -> Common {
+        Common {
+            cpus: cpus.to_vec(),
             main_cpu: None,
-            online: cpus.clone(),
+            online: cpus.to_vec(),
             duration: Some(std::time::Duration::from_secs(secs)),
             policy: Policy::Other,
             priority: 0,
-            threshold_ns: Some(50_000),
+            threshold_ns,
             stop_on_threshold: false,
             dma_latency: false,
             host: HostContext::default(),
@@ -422,7 +415,133 @@ mod tests {
             params: serde_json::Value::Null,
             load: None,
             checkpoint_every: None,
-        };
+        }
+    }
+
+    /// Noise recorders as the noise run makes them: a 3 GHz counter's fast table for gaps
+    /// under 1 µs.
+    fn noise_recorders(n: usize, secs: u64, threshold_ns: Option<u64>) -> (Vec<Recorder>, u64) {
+        let mult = ((1_000_000_000u128 << 32) / 3_000_000_000u128) as u64;
+        let recs = (0..n)
+            .map(|_| {
+                Recorder::new(HistogramConfig::LATENCY, secs as usize + 2, threshold_ns)
+                    .with_noise_series(secs as usize + 2)
+                    .with_fast_table(3_000, mult)
+            })
+            .collect();
+        (recs, mult)
+    }
+
+    /// The main thread's schedule over a whole run: second `s` of every thread is recorded
+    /// (by `second`), then what ended [`FOLD_LAG_SECONDS`] ago is folded.
+    fn run_seconds(
+        recs: &[Recorder],
+        secs: u64,
+        planned: u64,
+        noise: bool,
+        second: impl Fn(usize, &Recorder, u64),
+    ) -> SeriesSet {
+        let mut series = SeriesSet::new(recs.len(), noise, Some(planned));
+        for s in 0..secs {
+            for (i, r) in recs.iter().enumerate() {
+                second(i, r, s);
+            }
+            series.fold_until((s + 1).saturating_sub(FOLD_LAG_SECONDS), recs);
+        }
+        series
+    }
+
+    /// A run longer than its budget (64 CPUs × 6 h of noise: 2.8 M per-second values for
+    /// 262,144 points) gets 15 s points; each is the maximum of its seconds, so the series'
+    /// maximum is the thread's maximum (the fast path's gaps included), and the noise
+    /// series still adds up to the thread's total noise.
+    #[test]
+    fn a_run_longer_than_its_budget_keeps_the_worst_in_each_point() {
+        let (secs, n) = (6 * 3600u64, 64usize);
+        let cpus: Vec<u32> = (0..n as u32).collect();
+        let (recs, _) = noise_recorders(n, secs, None);
+        let gap = |i: usize, s: u64| 100 + (s * 7_919 + i as u64 * 104_729) % 2_900;
+        let series = run_seconds(&recs, secs, secs + 2, true, |i, r, s| {
+            let ticks = gap(i, s);
+            assert!(r.record_fast(ticks));
+            r.raise_second_fast(s as usize, ticks);
+            if (s + i as u64) % 997 == 0 {
+                // A slow-path gap now and then (an interruption of 5-45 µs).
+                let ns = 5_000 + (s % 41) * 1_000;
+                r.record_at(ns, s as usize, || s * 1_000_000_000);
+                r.add_noise(s as usize, ns);
+            }
+        });
+        let c = common(&cpus, secs, None);
+        let r = build(results::Kind::Noise, &c, &recs, &series, secs * 1_000_000_000, false, true, &[], None);
+        assert_eq!(r.series_step_s, 15);
+        let points: usize =
+            r.threads.iter().map(|t| t.per_second_max_ns.len() + t.per_second_noise_ns.len()).sum();
+        assert!(points <= crate::series::SERIES_BUDGET_POINTS, "{points}");
+        for (i, t) in r.threads.iter().enumerate() {
+            assert_eq!(t.per_second_max_ns.len(), (secs / 15) as usize);
+            assert_eq!(t.per_second_max_ns.iter().max().copied(), Some(t.stats.max_ns), "CPU {i}");
+            assert_eq!(t.per_second_noise_ns.iter().sum::<u64>(), t.total_noise_ns.unwrap_or(0));
+            // Point 7 is the max of seconds 105..120, fast gaps and slow ones alike.
+            let want = (105..120)
+                .map(|s| {
+                    let slow = ((s + i as u64) % 997 == 0).then(|| 5_000 + (s % 41) * 1_000);
+                    recs[i].fast_ns_for_test(gap(i, s)).max(slow.unwrap_or(0))
+                })
+                .max();
+            assert_eq!(Some(t.per_second_max_ns[7]), want);
+        }
+    }
+
+    /// The documented size: a synthetic 256-CPU × 12 h noise result (every CPU with ~400
+    /// non-empty histogram buckets, a breach every 100 s) serializes to under 6 MB, of
+    /// which the series are under 2.5 MB.
+    #[test]
+    fn a_256_cpu_12_hour_result_stays_a_few_mb() {
+        let (secs, n) = (12 * 3600u64, 256usize);
+        let cpus: Vec<u32> = (0..n as u32).collect();
+        let (recs, _) = noise_recorders(n, secs, Some(40_000));
+        let series = run_seconds(&recs, secs, secs + 2, true, |i, r, s| {
+            let x = s * 7_919 + i as u64 * 104_729;
+            r.record_fast(300 + x % 2_000);
+            r.raise_second_fast(s as usize, 300 + x % 2_000);
+            // One interruption a second: 1-40 µs, and 40-140 µs every 100 s.
+            let ns = if x % 100 == 0 { 40_000 + x % 100_000 } else { 1_000 + x % 39_000 };
+            r.record_at(ns, s as usize, || s * 1_000_000_000 + x % 1_000_000_000);
+            r.add_noise(s as usize, ns);
+        });
+        let c = common(&cpus, secs, Some(40_000));
+        let r = build(results::Kind::Noise, &c, &recs, &series, secs * 1_000_000_000, false, true, &[], None);
+        assert_eq!(r.series_step_s, 120);
+        let json = serde_json::to_string(&r).unwrap_or_default();
+        let series_bytes: usize = r
+            .threads
+            .iter()
+            .map(|t| {
+                let a = serde_json::to_string(&t.per_second_max_ns).unwrap_or_default();
+                let b = serde_json::to_string(&t.per_second_noise_ns).unwrap_or_default();
+                a.len() + b.len()
+            })
+            .sum();
+        let buckets: usize = r.threads.iter().map(|t| t.histogram.buckets.len()).sum();
+        eprintln!(
+            "256 CPUs × 12 h noise: {} bytes of JSON, series {series_bytes} bytes, {} buckets per CPU",
+            json.len(),
+            buckets / n
+        );
+        assert!(series_bytes < 2_500_000, "{series_bytes}");
+        assert!(json.len() < 6_000_000, "{}", json.len());
+    }
+
+    /// The bound on breaches, end to end: 256 threads that each breached every 20 ms for 20
+    /// minutes give a result listing the worst 1000 overall (in time order), every breach
+    /// counted per thread and per minute, and a breach part of the JSON that stays small
+    /// (it grows by one number per CPU-minute, not per breach).
+    #[test]
+    fn breaches_stay_bounded_for_many_cpus_and_long_runs() {
+        let secs = 20 * 60;
+        let cpus: Vec<u32> = (0..256).collect();
+        let c = common(&cpus, secs, Some(50_000));
         let recs: Vec<Recorder> = cpus
             .iter()
             .map(|cpu| {

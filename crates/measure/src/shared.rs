@@ -126,6 +126,12 @@ impl Recorder {
         }
     }
 
+    /// The ns of a fast gap of `ticks` (tests).
+    #[cfg(test)]
+    pub(crate) fn fast_ns_for_test(&self, ticks: u64) -> u64 {
+        self.fast_ns(ticks)
+    }
+
     /// Raise second `sec`'s maximum to the longest fast gap of that second (`ticks`).
     #[inline]
     pub fn raise_second_fast(&self, sec: usize, ticks: u64) {

@@ -321,6 +321,26 @@ mod tests {
     }
 
     #[test]
+    fn a_result_without_a_series_step_reads_as_one_second_per_point() {
+        let r = LatencyResult {
+            envelope: Envelope::new(crate::Kind::Timer, "lowlat test"),
+            realtime: true,
+            series_step_s: 120,
+            threads: vec![ThreadResult { per_second_max_ns: vec![1, 2], ..Default::default() }],
+            breaches: Vec::new(),
+            load: None,
+            notes: Vec::new(),
+        };
+        let mut v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["series_step_s"], 120);
+        assert_eq!(serde_json::from_value::<LatencyResult>(v.clone()).unwrap(), r);
+        v.as_object_mut().unwrap().remove("series_step_s");
+        let old: LatencyResult = serde_json::from_value(v).unwrap();
+        assert_eq!((old.series_step_s, old.series_step()), (1, 1));
+        assert_eq!(LatencyResult { series_step_s: 0, ..old }.series_step(), 1);
+    }
+
+    #[test]
     fn thread_json_uses_contract_names() {
         let t = ThreadResult { cpu: Some(1), ..Default::default() };
         let v = serde_json::to_value(&t).unwrap();
