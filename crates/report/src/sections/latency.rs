@@ -78,7 +78,7 @@ pub fn time_points(
 ) -> (Vec<(f64, f64)>, u64) {
     let (pts, per) = downsample_max(series_ns, max_points);
     let scale = step as f64 / unit.max(1) as f64;
-    (pts.into_iter().map(|(x, y)| (x * scale, y)).collect(), per as u64 * step)
+    (pts.into_iter().map(|(x, y)| (x * scale, y)).collect(), (per as u64).saturating_mul(step))
 }
 
 /// The unit of a time axis over `secs` seconds: (seconds per unit, its name): seconds up to
@@ -438,10 +438,10 @@ fn per_cpu_chart(threads: &[&ThreadResult], thr: u64, title: &str) -> Chart {
 }
 
 /// A time-axis step (seconds) that gives at most ~8 ticks.
-fn time_step(secs: usize) -> usize {
-    const STEPS: [usize; 16] =
-        [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14_400, 21_600];
-    STEPS.iter().copied().find(|s| secs / s <= 8).unwrap_or(43_200)
+fn time_step(secs: u64) -> u64 {
+    const STEPS: [u64; 17] =
+        [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14_400, 21_600, 43_200];
+    STEPS.iter().copied().find(|s| secs / s <= 8).unwrap_or_else(|| secs.div_ceil(8))
 }
 
 /// Maximum per second (per series step) per CPU: time on x (downsampled by maximum to at
@@ -460,8 +460,8 @@ pub fn series_heatmap(
     let cols_max = HEATMAP_COLUMNS.min(max_points.max(10));
     let per = points.div_ceil(cols_max).max(1);
     let cols = points.div_ceil(per);
-    let col_secs = per as u64 * step;
-    let secs = points as u64 * step;
+    let col_secs = (per as u64).saturating_mul(step);
+    let secs = (points as u64).saturating_mul(step);
     let cells = threads
         .iter()
         .map(|t| {
@@ -471,9 +471,9 @@ pub fn series_heatmap(
             row
         })
         .collect();
-    let tick = time_step(secs as usize) as u64;
+    let tick = usize::try_from(time_step(secs)).unwrap_or(usize::MAX);
     let x_ticks = (0..=secs)
-        .step_by(tick as usize)
+        .step_by(tick.max(1))
         .map(|t| (t as f64 / col_secs as f64, fmt_duration_s(t)))
         .collect();
     Some(Heatmap {
@@ -596,7 +596,7 @@ fn overlay_blocks(
     if !series.is_empty() {
         let step = r.series_step();
         let span = series.iter().map(|t| t.per_second_max_ns.len()).max().unwrap_or(0) as u64;
-        let (unit, unit_name) = time_unit(span * step);
+        let (unit, unit_name) = time_unit(span.saturating_mul(step));
         let mut per = step;
         let chart_series = series
             .iter()

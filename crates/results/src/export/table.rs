@@ -81,7 +81,7 @@ pub fn latency(r: &LatencyResult) -> String {
             out.push_str("  -");
         } else if noise {
             // Seconds the series covers (each point sums `step` seconds).
-            let n = (t.per_second_noise_ns.len() as u64 * step).max(1);
+            let n = (t.per_second_noise_ns.len() as u64).saturating_mul(step).max(1);
             let total: u64 = t.per_second_noise_ns.iter().sum();
             let worst = t.per_second_noise_ns.iter().max().copied().unwrap_or(0);
             let _ = write!(out, "  {}, {}", us(total / n), us(worst));
