@@ -493,7 +493,17 @@ mod tests {
             }
         });
         let c = common(&cpus, secs, None);
-        let r = build(results::Kind::Noise, &c, &recs, &series, secs * 1_000_000_000, false, true, &[], None);
+        let r = build(
+            results::Kind::Noise,
+            &c,
+            &recs,
+            &series,
+            secs * 1_000_000_000,
+            false,
+            true,
+            &[],
+            None,
+        );
         assert_eq!(r.series_step_s, 15);
         let points: usize =
             r.threads.iter().map(|t| t.per_second_max_ns.len() + t.per_second_noise_ns.len()).sum();
@@ -532,7 +542,17 @@ mod tests {
             r.add_noise(s as usize, ns);
         });
         let c = common(&cpus, secs, Some(40_000));
-        let r = build(results::Kind::Noise, &c, &recs, &series, secs * 1_000_000_000, false, true, &[], None);
+        let r = build(
+            results::Kind::Noise,
+            &c,
+            &recs,
+            &series,
+            secs * 1_000_000_000,
+            false,
+            true,
+            &[],
+            None,
+        );
         assert_eq!(r.series_step_s, 120);
         let json = serde_json::to_string(&r).unwrap_or_default();
         let series_bytes: usize = r

@@ -63,9 +63,8 @@ impl SeriesSet {
     pub(crate) fn new(threads: usize, noise: bool, seconds: Option<u64>) -> Self {
         let n = 1 + usize::from(noise);
         let cap = points_per_series(threads, n);
-        let vecs = |on: bool| {
-            (0..threads).map(|_| Vec::with_capacity(if on { cap } else { 0 })).collect()
-        };
+        let vecs =
+            |on: bool| (0..threads).map(|_| Vec::with_capacity(if on { cap } else { 0 })).collect();
         Self {
             step: choose_step(seconds, threads, n),
             cap,
@@ -141,7 +140,11 @@ impl SeriesSet {
     /// second was folded (a sample recorded more than [`FOLD_LAG_SECONDS`] late): it joins
     /// the last folded second of that slot, so the series' maximum is the thread's maximum.
     /// Returns the step and, per thread, (maxima, noise sums).
-    pub(crate) fn snapshot(&self, recs: &[Recorder], secs: u64) -> (u64, Vec<(Vec<u64>, Vec<u64>)>) {
+    pub(crate) fn snapshot(
+        &self,
+        recs: &[Recorder],
+        secs: u64,
+    ) -> (u64, Vec<(Vec<u64>, Vec<u64>)>) {
         let mut s = self.clone();
         for sec in self.folded..secs.max(self.folded) {
             for (i, r) in recs.iter().enumerate() {
@@ -208,9 +211,7 @@ mod tests {
 
     fn recorders(n: usize, secs: usize) -> Vec<Recorder> {
         (0..n)
-            .map(|_| {
-                Recorder::new(HistogramConfig::LATENCY, secs, None).with_noise_series(secs)
-            })
+            .map(|_| Recorder::new(HistogramConfig::LATENCY, secs, None).with_noise_series(secs))
             .collect()
     }
 

@@ -376,7 +376,6 @@ impl Recorder {
         let len = self.per_minute_breaches.len();
         (minutes - n..minutes).map(|m| self.per_minute_breaches[m % len].load(Relaxed)).collect()
     }
-
 }
 
 #[cfg(test)]

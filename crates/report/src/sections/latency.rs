@@ -325,8 +325,7 @@ fn many_cpu_blocks(
     blocks.push(Block::Chart(per_cpu_chart(threads, thr, title)));
     let series: Vec<&ThreadResult> =
         threads.iter().copied().filter(|t| !t.per_second_max_ns.is_empty()).collect();
-    if let Some(m) = series_heatmap(&series, rows(&series), step, thr, title, ctx.opts.max_points)
-    {
+    if let Some(m) = series_heatmap(&series, rows(&series), step, thr, title, ctx.opts.max_points) {
         blocks.push(Block::Heatmap(m));
     }
 }
@@ -802,13 +801,14 @@ mod tests {
         let (p, per) = time_points(&s, 120, 100, unit);
         assert_eq!((p.len(), per), (90, 480));
         assert_eq!(p.last().map(|p| p.1), Some(9_000.0));
-        assert_eq!((fmt_step(120), fmt_step(15), fmt_step(90), fmt_step(7200)), (
-            "2 min".to_string(),
-            "15 s".to_string(),
-            "90 s".to_string(),
-            "2 h".to_string()
-        ));
-        assert_eq!((max_per(1), max_per(60)), ("maximum per second".into(), "maximum per 1 min".into()));
+        assert_eq!(
+            (fmt_step(120), fmt_step(15), fmt_step(90), fmt_step(7200)),
+            ("2 min".to_string(), "15 s".to_string(), "90 s".to_string(), "2 h".to_string())
+        );
+        assert_eq!(
+            (max_per(1), max_per(60)),
+            ("maximum per second".into(), "maximum per 1 min".into())
+        );
         let t = ThreadResult { cpu: Some(0), per_second_max_ns: s, ..Default::default() };
         let m = series_heatmap(&[&t], vec![0], 120, 50_000, "OS noise", 2_000).expect("map");
         assert_eq!(m.title, "OS noise: maximum per 2 min per CPU");
