@@ -485,7 +485,7 @@ mod tests {
             let ticks = gap(i, s);
             assert!(r.record_fast(ticks));
             r.raise_second_fast(s as usize, ticks);
-            if (s + i as u64) % 997 == 0 {
+            if (s + i as u64).is_multiple_of(997) {
                 // A slow-path gap now and then (an interruption of 5-45 µs).
                 let ns = 5_000 + (s % 41) * 1_000;
                 r.record_at(ns, s as usize, || s * 1_000_000_000);
@@ -515,7 +515,7 @@ mod tests {
             // Point 7 is the max of seconds 105..120, fast gaps and slow ones alike.
             let want = (105..120)
                 .map(|s| {
-                    let slow = ((s + i as u64) % 997 == 0).then(|| 5_000 + (s % 41) * 1_000);
+                    let slow = (s + i as u64).is_multiple_of(997).then(|| 5_000 + (s % 41) * 1_000);
                     recs[i].fast_ns_for_test(gap(i, s)).max(slow.unwrap_or(0))
                 })
                 .max();
@@ -537,7 +537,8 @@ mod tests {
             r.record_fast(300 + x % 2_000);
             r.raise_second_fast(s as usize, 300 + x % 2_000);
             // One interruption a second: 1-20 µs, and 40-90 µs every 100 s.
-            let ns = if x % 100 == 0 { 40_000 + x % 50 * 1_000 } else { 1_000 + x % 19_000 };
+            let ns =
+                if x.is_multiple_of(100) { 40_000 + x % 50 * 1_000 } else { 1_000 + x % 19_000 };
             r.record_at(ns, s as usize, || s * 1_000_000_000 + x % 1_000_000_000);
             r.add_noise(s as usize, ns);
         });

@@ -45,6 +45,9 @@ pub fn choose_step(seconds: Option<u64>, threads: usize, series: usize) -> u64 {
     })
 }
 
+/// One thread's series: the maxima and (noise) the sums, one point per step.
+pub(crate) type ThreadSeries = (Vec<u64>, Vec<u64>);
+
 /// The series of every thread of one run (main thread only).
 #[derive(Debug, Clone)]
 pub(crate) struct SeriesSet {
@@ -140,11 +143,7 @@ impl SeriesSet {
     /// second was folded (a sample recorded more than [`FOLD_LAG_SECONDS`] late): it joins
     /// the last folded second of that slot, so the series' maximum is the thread's maximum.
     /// Returns the step and, per thread, (maxima, noise sums).
-    pub(crate) fn snapshot(
-        &self,
-        recs: &[Recorder],
-        secs: u64,
-    ) -> (u64, Vec<(Vec<u64>, Vec<u64>)>) {
+    pub(crate) fn snapshot(&self, recs: &[Recorder], secs: u64) -> (u64, Vec<ThreadSeries>) {
         let mut s = self.clone();
         for sec in self.folded..secs.max(self.folded) {
             for (i, r) in recs.iter().enumerate() {
