@@ -121,6 +121,7 @@ mod tests {
         LatencyResult {
             envelope: results::Envelope::new(results::Kind::Timer, "lowlat test"),
             realtime: false,
+            series_step_s: 1,
             threads: Vec::new(),
             breaches: Vec::new(),
             load: None,

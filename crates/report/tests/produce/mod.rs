@@ -193,6 +193,7 @@ fn timer(host: &host::Host, runs: &[Run], secs: u64, threshold_us: Option<u64>) 
     LatencyResult {
         envelope: env,
         realtime: true,
+        series_step_s: 1,
         threads,
         breaches,
         load: Some(LoadInfo {
@@ -252,6 +253,7 @@ fn noise(host: &host::Host, runs: &[Run]) -> LatencyResult {
     LatencyResult {
         envelope: env,
         realtime: true,
+        series_step_s: 1,
         threads,
         breaches: Vec::new(),
         load: None,
