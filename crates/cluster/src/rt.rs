@@ -388,10 +388,17 @@ pub fn recover(root: &Path, ledger: &Path) -> Vec<Recovered> {
                 ),
             }
         } else {
+            let refused: Vec<String> = rec
+                .levels
+                .iter()
+                .filter_map(|l| l.restore_error.as_ref().map(|e| format!("{}: {e}", l.path)))
+                .collect();
             (
                 Recovery::Failed,
                 format!(
-                    "a level refused (someone still holds budget below it): record kept for the next run or `cluster clean`"
+                    "refused ({}; someone still holds budget below it?): record kept for the next \
+                     run or `cluster clean`",
+                    refused.join("; ")
                 ),
             )
         };
