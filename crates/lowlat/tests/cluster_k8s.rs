@@ -171,7 +171,7 @@ fn install_performance_profile_crd() {
     let crd = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../testdata/schemas/20-performance-profile.crd.yaml");
     kubectl(
-        &["apply", "--server-side", "--force-conflicts", "--field-manager=lowlat-test", "-f"],
+        &["apply", "--server-side", "--force-conflicts", "--field-manager=lowlat-test", "-f", "-"],
         Some(&std::fs::read_to_string(crd).unwrap()),
     );
     kubectl(
@@ -221,8 +221,11 @@ fn rows(a: &assert_cmd::assert::Assert) -> Vec<serde_json::Value> {
 }
 
 fn live(name: &str) -> serde_json::Value {
-    serde_json::from_str(&kubectl(&["get", "performanceprofile", name, "-o", "json"], None))
-        .unwrap()
+    serde_json::from_str(&kubectl(
+        &["get", "performanceprofile", name, "-o", "json", "--show-managed-fields"],
+        None,
+    ))
+    .unwrap()
 }
 
 /// Who owns `spec.cpu.reserved` (the managers whose fieldsV1 name it).
