@@ -139,6 +139,9 @@ for r in $CGROOTS; do # roots the kubelet made in hierarchies up.sh did not (e.g
   [[ $r == /kubepods ]] || rmdir /sys/fs/cgroup/*"${r%/kubepods}" 2>/dev/null
 done
 
+# lowlat's RT grant records (a hostPath the pods created): the cgroups they name are gone now
+rm -rf /var/lib/lowlat/rt-grants && rmdir /var/lib/lowlat 2>/dev/null
+
 # /run/containerd (shim sockets, path fixed in containerd 1.6) and /run/netns, if ours
 if [[ -f $STATE/run-containerd.ours ]]; then
   rmdir /run/containerd/s /run/containerd/runc/k8s.io /run/containerd/runc /run/containerd 2>/dev/null

@@ -29,6 +29,12 @@ pub struct Config {
     pub args: Vec<String>,
     /// Where to mount the cgroup v1 `cpu` hierarchy.
     pub mount_dir: PathBuf,
+    /// The node's grant records ([`rt::LEDGER_DIR`], a hostPath): restored from at the start,
+    /// this run's own written before granting. Not there: no records (said in the report).
+    pub ledger: PathBuf,
+    /// Only give back what killed runs left on record (`cluster clean`'s per-node pass): no
+    /// grant, no child.
+    pub recover_only: bool,
 }
 
 /// Written as `agent.json` beside the child's results.
@@ -52,64 +58,107 @@ fn say(msg: &str) {
     eprintln!("lowlat-agent: {msg}");
 }
 
-/// Grant the budget: read `/proc/self/cgroup`, mount the hierarchy afresh (privileged pod, no
-/// cgroup namespace on v1: the mount shows the whole tree), grant. The mount stays until
-/// [`finish_rt`].
-fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
-    let mut report = rt::Report {
+fn empty_report(cfg: &Config) -> rt::Report {
+    rt::Report {
         state: rt::State::NotNeeded,
         detail: String::new(),
         cgroup: None,
         budget_us: cfg.budget_us,
         levels: vec![],
-    };
-    if cfg.budget_us <= 0 {
-        report.detail = "no RT budget requested (budget 0): the cgroups were not touched".into();
-        return (report, None);
+        recovered: vec![],
     }
-    let text = match std::fs::read_to_string("/proc/self/cgroup") {
-        Ok(t) => t,
-        Err(e) => {
-            report.state = rt::State::Failed;
-            report.detail = format!("cannot read /proc/self/cgroup: {e}");
-            return (report, None);
-        }
-    };
+}
+
+/// Read `/proc/self/cgroup` and mount the v1 `cpu` hierarchy afresh at `cfg.mount_dir`
+/// (privileged pod, no cgroup namespace on v1: the mount shows the whole tree). `Ok(None)`:
+/// nothing to do here (cgroup v2, or no RT group scheduling), said in `report`.
+fn mount(cfg: &Config, report: &mut rt::Report) -> Result<Option<rt::CpuCgroup>, String> {
+    let text = std::fs::read_to_string("/proc/self/cgroup")
+        .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
     let Some(cg) = rt::parse_proc_cgroup(&text) else {
         report.detail =
             "no cgroup v1 cpu hierarchy (cgroup v2): RT group scheduling is not in the way".into();
-        return (report, None);
+        return Ok(None);
     };
     report.cgroup = Some(cg.path.clone());
-    if let Err(e) = std::fs::create_dir_all(&cfg.mount_dir) {
-        report.state = rt::State::Failed;
-        report.detail = format!("cannot create {}: {e}", cfg.mount_dir.display());
-        return (report, None);
-    }
+    std::fs::create_dir_all(&cfg.mount_dir)
+        .map_err(|e| format!("cannot create {}: {e}", cfg.mount_dir.display()))?;
     let data = std::ffi::CString::new(cg.controllers.clone()).unwrap_or_default();
-    if let Err(e) = rustix::mount::mount(
+    rustix::mount::mount(
         "cgroup",
         &cfg.mount_dir,
         "cgroup",
         rustix::mount::MountFlags::empty(),
         Some(data.as_c_str()),
-    ) {
-        report.state = rt::State::Failed;
-        report.detail = format!(
+    )
+    .map_err(|e| {
+        format!(
             "cannot mount the cgroup v1 '{}' hierarchy to grant RT budget ({e}): the pod must be \
              privileged",
             cg.controllers
-        );
-        return (report, None);
-    }
+        )
+    })?;
     if !cfg.mount_dir.join(rt::RUNTIME).is_file() {
         unmount(cfg);
         report.detail = format!(
             "no {} in the cpu hierarchy: the kernel has no RT group scheduling",
             rt::RUNTIME
         );
+        return Ok(None);
+    }
+    Ok(Some(cg))
+}
+
+/// Give back what killed runs left on the node's ledger (see [`rt::recover`]); the hierarchy is
+/// mounted.
+fn recover(cfg: &Config, report: &mut rt::Report) {
+    report.recovered = rt::recover(&cfg.mount_dir, &cfg.ledger);
+    for r in &report.recovered {
+        say(&format!("earlier grant {}: {:?}: {}", r.record, r.outcome, r.detail));
+    }
+}
+
+/// `cluster clean`'s pass on a node: mount, give back what killed runs left, unmount.
+fn recover_only(cfg: &Config) -> rt::Report {
+    let mut report = empty_report(cfg);
+    report.budget_us = 0;
+    match mount(cfg, &mut report) {
+        Ok(Some(_)) => {
+            recover(cfg, &mut report);
+            unmount(cfg);
+            report.detail = format!(
+                "{} earlier grant(s) on record in {}",
+                report.recovered.len(),
+                cfg.ledger.display()
+            );
+        }
+        Ok(None) => {}
+        Err(e) => {
+            report.state = rt::State::Failed;
+            report.detail = e;
+        }
+    }
+    report
+}
+
+/// Grant the budget: mount, restore what killed runs left, read the chain, put the grant on
+/// record in the ledger, grant. The mount stays until [`finish_rt`].
+fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
+    let mut report = empty_report(cfg);
+    if cfg.budget_us <= 0 {
+        report.detail = "no RT budget requested (budget 0): the cgroups were not touched".into();
         return (report, None);
     }
+    let cg = match mount(cfg, &mut report) {
+        Ok(Some(cg)) => cg,
+        Ok(None) => return (report, None),
+        Err(e) => {
+            report.state = rt::State::Failed;
+            report.detail = e;
+            return (report, None);
+        }
+    };
+    recover(cfg, &mut report);
     let mut chain = match rt::Chain::read(&cfg.mount_dir, &cg.path, cfg.budget_us) {
         Ok(c) => c,
         Err(e) => {
@@ -119,18 +168,31 @@ fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
             return (report, None);
         }
     };
+    let record = rt::Record::of(&chain, &cg.path);
+    let on_record = if record.levels.is_empty() {
+        String::new()
+    } else if !cfg.ledger.is_dir() {
+        format!("; not on record ({} missing: a killed pod's grant stays)", cfg.ledger.display())
+    } else {
+        match rt::write_record(&cfg.ledger, &record) {
+            Ok(p) => format!("; on record in {}", p.display()),
+            Err(e) => format!("; not on record ({e}: a killed pod's grant stays)"),
+        }
+    };
     match chain.grant() {
         Ok(state) => {
             report.state = state;
             report.detail = format!(
-                "{} µs per period granted down {} ({} level(s) written)",
+                "{} µs per period granted down {} ({} level(s) written){on_record}",
                 cfg.budget_us,
                 cg.path,
                 chain.levels.iter().filter(|l| l.granted.is_some()).count()
             );
         }
         Err(e) => {
-            chain.restore();
+            if chain.restore() {
+                forget(cfg, &cg.path);
+            }
             report.state = rt::State::Failed;
             report.detail = e;
         }
@@ -139,16 +201,32 @@ fn grant(cfg: &Config) -> (rt::Report, Option<rt::Chain>) {
     (report, Some(chain))
 }
 
+/// Remove this run's record once everything is back.
+fn forget(cfg: &Config, cgroup: &str) {
+    let p = cfg.ledger.join(rt::record_file(cgroup));
+    if let Err(e) = std::fs::remove_file(&p) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            say(&format!("cannot remove {}: {e}", p.display()));
+        }
+    }
+}
+
 fn unmount(cfg: &Config) {
     let _ = rustix::mount::unmount(&cfg.mount_dir, rustix::mount::UnmountFlags::DETACH);
 }
 
 fn finish_rt(cfg: &Config, report: &mut rt::Report, chain: Option<rt::Chain>) {
     let Some(mut chain) = chain else { return };
-    if report.state == rt::State::Granted && !chain.restore() {
-        report
-            .detail
-            .push_str("; some levels could not be given back (see levels[].restore_error)");
+    if report.state == rt::State::Granted {
+        if chain.restore() {
+            let cgroup = report.cgroup.clone().unwrap_or_default();
+            forget(cfg, &cgroup);
+        } else {
+            report.detail.push_str(
+                "; some levels could not be given back (see levels[].restore_error; the record \
+                 stays for the next run or `cluster clean`)",
+            );
+        }
     }
     report.levels = chain.levels;
     unmount(cfg);
@@ -215,6 +293,24 @@ pub fn run(cfg: &Config) -> i32 {
     if let Err(e) = std::fs::create_dir_all(&cfg.out) {
         say(&format!("cannot create {}: {e}", cfg.out.display()));
         return 3;
+    }
+    if cfg.recover_only {
+        let report = recover_only(cfg);
+        say(&format!("earlier grants: {}", report.detail));
+        write_json(&cfg.out.join(RT_FILE), &report);
+        return match crate::bundle::pack(&cfg.out) {
+            Ok(payload) => {
+                let mut out = std::io::stdout().lock();
+                match out.write_all(payload.as_bytes()).and_then(|()| out.flush()) {
+                    Ok(()) if report.state != rt::State::Failed => 0,
+                    _ => 3,
+                }
+            }
+            Err(e) => {
+                say(&format!("cannot pack {}: {e}", cfg.out.display()));
+                3
+            }
+        };
     }
     let (mut report, chain) = grant(cfg);
     match report.state {

@@ -71,7 +71,16 @@ pub fn extract(log: &str) -> Result<Vec<u8>, BundleError> {
     if body.len() > MAX_ENCODED {
         return Err(BundleError::TooLarge);
     }
-    let text: String = body.split_whitespace().collect();
+    // The container's stdout and stderr reach the log through two pipes that the runtime reads
+    // independently: a stderr line written before the payload can land inside it (seen: the
+    // agent's last progress line 850 lines into a node's payload). Payload lines are base64
+    // only; any line with another character is someone else's and is skipped.
+    let b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    let text: String =
+        body.lines().map(str::trim).filter(|l| !l.is_empty() && l.bytes().all(b64)).collect();
+    if text.is_empty() {
+        return Err(BundleError::Damaged("no base64 line between the markers".into()));
+    }
     base64::engine::general_purpose::STANDARD
         .decode(text.as_bytes())
         .map_err(|e| BundleError::Damaged(format!("base64: {e}")))
@@ -125,6 +134,11 @@ mod tests {
         let payload = pack(src.path()).unwrap();
         assert!(payload.lines().all(|l| l.len() <= 76 || l.starts_with("-----")));
         let log = format!("[timer] 3 s\nsome progress\n{payload}trailing line\n");
+        // a stderr line the runtime wrote into the middle of the payload
+        let mut lines: Vec<&str> = payload.lines().collect();
+        lines.insert(lines.len() / 2, "lowlat-agent: real-time budget given back: true");
+        let interleaved = format!("progress\n{}\n", lines.join("\n"));
+        assert_eq!(extract(&interleaved).unwrap(), extract(&log).unwrap());
         let bytes = extract(&log).unwrap();
         let dst = tempfile::tempdir().unwrap();
         let names = unpack(&bytes, dst.path()).unwrap();

@@ -88,3 +88,84 @@ pub fn leftovers(conn: &Conn) -> Result<Vec<String>> {
         Ok(out)
     })
 }
+
+/// `cluster clean`'s pass on the nodes: one short Job per node running the agent with
+/// `--recover-only`, which gives back the RT budget killed runs left on the node's record
+/// ([`crate::rt::recover`]).
+#[derive(Debug, Clone)]
+pub struct RecoverConfig {
+    /// Label selector of the nodes (empty: every node).
+    pub selector: String,
+    pub image: String,
+    pub pull_policy: String,
+    /// The container's command line (the agent with `--recover-only`).
+    pub command: Vec<String>,
+    pub start_timeout: std::time::Duration,
+}
+
+/// One node's pass.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NodeRecovery {
+    pub node: String,
+    pub status: crate::model::Status,
+    /// Why the pass did not run or failed there.
+    pub reason: Option<String>,
+    /// The agent's own account (mount, ledger).
+    pub detail: Option<String>,
+    pub recovered: Vec<crate::rt::Recovered>,
+}
+
+impl NodeRecovery {
+    /// The pass ran and every record it found is restored or still in use.
+    pub fn ok(&self) -> bool {
+        self.status == crate::model::Status::Completed
+            && self.recovered.iter().all(|r| r.outcome != crate::rt::Recovery::Failed)
+    }
+}
+
+/// Run the pass on every selected node; the per-node outcomes.
+pub fn recover_rt(
+    conn: &Conn,
+    cfg: &RecoverConfig,
+    on: &mut (dyn FnMut(&Event<'_>) + Send),
+) -> Result<Vec<NodeRecovery>> {
+    let tmp = util::fs::create_unique_dir(&std::env::temp_dir(), "lowlat-clean-")
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let r = crate::runtime()?.block_on(async {
+        let s = conn.session().await?;
+        let nodes = fleet::select_nodes(&s, &cfg.selector).await?;
+        let spec = fleet::RunSpec {
+            verb: "clean".into(),
+            image: cfg.image.clone(),
+            pull_policy: cfg.pull_policy.clone(),
+            command: cfg.command.clone(),
+            expected: std::time::Duration::from_secs(30),
+            start_timeout: cfg.start_timeout,
+            guaranteed_cpus: None,
+            out: tmp.clone(),
+        };
+        fleet::run(&s, &nodes, &spec, on).await
+    });
+    let out = r.map(|o| {
+        o.nodes
+            .into_iter()
+            .map(|g| {
+                let report: Option<crate::rt::Report> = g.dir.as_ref().and_then(|d| {
+                    let p = tmp.join(d).join(crate::agent::RT_FILE);
+                    util::fs::read_private(&p, 1 << 20)
+                        .ok()
+                        .and_then(|b| serde_json::from_slice(&b).ok())
+                });
+                NodeRecovery {
+                    node: g.node,
+                    status: g.status,
+                    reason: g.reason,
+                    detail: report.as_ref().map(|r| r.detail.clone()),
+                    recovered: report.map(|r| r.recovered).unwrap_or_default(),
+                }
+            })
+            .collect()
+    });
+    let _ = std::fs::remove_dir_all(&tmp);
+    out
+}

@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    PodDNSConfig, PodSpec, PodTemplateSpec, ResourceRequirements, SecurityContext, Toleration,
+    Affinity, Container, HostPathVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement,
+    NodeSelectorTerm, PodDNSConfig, PodSpec, PodTemplateSpec, ResourceRequirements,
+    SecurityContext, Toleration, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -21,6 +22,9 @@ use crate::labels;
 
 /// The container's name.
 pub const CONTAINER: &str = "lowlat";
+/// The volume holding the node's RT grant records ([`crate::rt::LEDGER_DIR`], same path on the
+/// node and in the pod).
+pub const LEDGER_VOLUME: &str = "rt-grants";
 
 /// One node's Job.
 #[derive(Debug, Clone)]
@@ -80,6 +84,11 @@ pub fn build(s: &Spec) -> Job {
         security_context: Some(SecurityContext { privileged: Some(true), ..Default::default() }),
         resources: Some(resources),
         working_dir: Some("/tmp".into()),
+        volume_mounts: Some(vec![VolumeMount {
+            name: LEDGER_VOLUME.into(),
+            mount_path: crate::rt::LEDGER_DIR.into(),
+            ..Default::default()
+        }]),
         ..Default::default()
     };
     let affinity = Affinity {
@@ -116,6 +125,14 @@ pub fn build(s: &Spec) -> Job {
         restart_policy: Some("Never".into()),
         termination_grace_period_seconds: Some(30),
         containers: vec![container],
+        volumes: Some(vec![Volume {
+            name: LEDGER_VOLUME.into(),
+            host_path: Some(HostPathVolumeSource {
+                path: crate::rt::LEDGER_DIR.into(),
+                type_: Some("DirectoryOrCreate".into()),
+            }),
+            ..Default::default()
+        }]),
         ..Default::default()
     };
     Job {
@@ -169,6 +186,10 @@ mod tests {
         assert_eq!(v["spec"]["template"]["metadata"]["labels"][labels::RUN], "0a1b2c3d");
         assert_eq!(v["metadata"]["labels"][labels::RUN], "0a1b2c3d");
         assert_eq!(v["spec"]["backoffLimit"], 0);
+        // the RT grant records outlive the pod: a hostPath at the same path
+        assert_eq!(pod["volumes"][0]["hostPath"]["path"], crate::rt::LEDGER_DIR);
+        assert_eq!(pod["volumes"][0]["hostPath"]["type"], "DirectoryOrCreate");
+        assert_eq!(pod["containers"][0]["volumeMounts"][0]["mountPath"], crate::rt::LEDGER_DIR);
         let g = build(&Spec { guaranteed_cpus: Some(2), ..spec });
         let c = &g.spec.unwrap().template.spec.unwrap().containers[0];
         let r = c.resources.as_ref().unwrap();

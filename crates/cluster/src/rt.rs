@@ -68,6 +68,10 @@ pub struct Report {
     pub budget_us: i64,
     #[serde(default)]
     pub levels: Vec<Level>,
+    /// Grants that earlier runs left on record and that this run looked at before its own
+    /// (a killed pod never gave its budget back): see [`recover`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recovered: Vec<Recovered>,
 }
 
 /// Closed set of outcomes.
@@ -205,6 +209,213 @@ impl Chain {
     }
 }
 
+/// Where the agent keeps its grant records on the node: a `hostPath` volume (`DirectoryOrCreate`)
+/// mounted at the same path in the pod, so a record outlives a killed pod.
+pub const LEDGER_DIR: &str = "/var/lib/lowlat/rt-grants";
+
+/// Largest record read back (a chain has a handful of levels).
+const MAX_RECORD: u64 = 64 * 1024;
+
+/// What a grant puts on record on the node **before** writing any level, and removes once every
+/// level is back: the levels it is about to write, with their old values.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// The granting container's own cgroup: while it exists, the grant is in use.
+    pub cgroup: String,
+    pub budget_us: i64,
+    /// Only the levels the grant writes (`granted` set), top-down.
+    pub levels: Vec<Level>,
+}
+
+impl Record {
+    /// The record of what `chain.grant()` is about to write.
+    pub fn of(chain: &Chain, cgroup: &str) -> Self {
+        let levels = chain
+            .levels
+            .iter()
+            .filter(|l| l.before < chain.budget_us)
+            .map(|l| Level { granted: Some(chain.budget_us), ..l.clone() })
+            .collect();
+        Self { cgroup: cgroup.to_string(), budget_us: chain.budget_us, levels }
+    }
+
+    /// Its file name in the ledger.
+    pub fn file_name(&self) -> String {
+        record_file(&self.cgroup)
+    }
+}
+
+/// The ledger's file name for a container cgroup's grant: one per cgroup, `[A-Za-z0-9_.-]` only.
+pub fn record_file(cgroup: &str) -> String {
+    let safe: String = cgroup
+        .trim_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect();
+    format!("grant-{safe}.json")
+}
+
+/// What became of one record found in the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// Its container is gone and every level is back to its old value: record removed.
+    Restored,
+    /// Its container still exists (a live run): left alone.
+    InUse,
+    /// A level refused (another user still holds budget below it) or the record is unreadable:
+    /// kept for the next run or `cluster clean`.
+    Failed,
+}
+
+/// One record looked at by [`recover`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recovered {
+    /// The record's file name in the ledger.
+    pub record: String,
+    pub cgroup: String,
+    pub outcome: Recovery,
+    pub detail: String,
+    #[serde(default)]
+    pub levels: Vec<Level>,
+}
+
+/// Write `record` into `ledger` (atomically: a reader never sees half of it).
+pub fn write_record(ledger: &Path, record: &Record) -> Result<PathBuf, String> {
+    let path = ledger.join(record.file_name());
+    let bytes = serde_json::to_vec_pretty(record).map_err(|e| e.to_string())?;
+    util::fs::write_atomic(&path, &bytes, 0o600)
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Give back, children first, what one record's container granted and never restored. A level
+/// is written only while it still holds what was granted (someone else changed it since: left
+/// alone); a level that is gone needs nothing.
+fn restore_record(root: &Path, rec: &mut Record) -> (bool, Vec<String>) {
+    let mut ok = true;
+    let mut notes = Vec::new();
+    for l in rec.levels.iter_mut().rev() {
+        let dir = root.join(l.path.trim_start_matches('/'));
+        if !dir.is_dir() {
+            // the pod's own levels go with the pod: nothing left to give back
+            l.restored = Some(l.before);
+            continue;
+        }
+        let file = dir.join(RUNTIME);
+        let now = match read_value(&file) {
+            Ok(v) => v,
+            Err(e) => {
+                l.restore_error = Some(e);
+                ok = false;
+                continue;
+            }
+        };
+        if now == l.before {
+            l.restored = Some(l.before);
+        } else if Some(now) != l.granted {
+            notes.push(format!(
+                "{} holds {now}, not the {} granted: left alone",
+                l.path, rec.budget_us
+            ));
+            l.restored = Some(now);
+        } else {
+            match write_value(&file, l.before) {
+                Ok(()) => l.restored = Some(l.before),
+                Err(e) => {
+                    l.restore_error = Some(e.to_string());
+                    ok = false;
+                }
+            }
+        }
+    }
+    (ok, notes)
+}
+
+/// Restore what killed runs left: every record in `ledger` whose container cgroup no longer
+/// exists in the hierarchy mounted at `root` is given back (children first) and removed. Runs
+/// at the start of every agent (before it reads its own chain, so its `before` values are the
+/// real ones) and in `cluster clean`'s per-node pass. A missing ledger is an empty one.
+pub fn recover(root: &Path, ledger: &Path) -> Vec<Recovered> {
+    let mut names: Vec<String> = match std::fs::read_dir(ledger) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("grant-") && n.ends_with(".json"))
+            .collect(),
+        Err(_) => return vec![],
+    };
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let path = ledger.join(&name);
+        let parsed = util::fs::read_private(&path, MAX_RECORD)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<Record>(&b).map_err(|e| e.to_string()));
+        let mut rec = match parsed {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(Recovered {
+                    record: name,
+                    cgroup: String::new(),
+                    outcome: Recovery::Failed,
+                    detail: format!("unreadable record {}: {e}", path.display()),
+                    levels: vec![],
+                });
+                continue;
+            }
+        };
+        let leaf = root.join(rec.cgroup.trim_start_matches('/'));
+        if rec.cgroup.trim_matches('/').is_empty() || leaf.is_dir() {
+            out.push(Recovered {
+                record: name,
+                cgroup: rec.cgroup.clone(),
+                outcome: Recovery::InUse,
+                detail: format!("{} still exists: its run is live, left alone", rec.cgroup),
+                levels: rec.levels,
+            });
+            continue;
+        }
+        let (ok, notes) = restore_record(root, &mut rec);
+        let (outcome, mut detail) = if ok {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {
+                    (Recovery::Restored, format!("budget of the gone {} given back", rec.cgroup))
+                }
+                Err(e) => (
+                    Recovery::Failed,
+                    format!("budget given back, but removing {}: {e}", path.display()),
+                ),
+            }
+        } else {
+            let refused: Vec<String> = rec
+                .levels
+                .iter()
+                .filter_map(|l| l.restore_error.as_ref().map(|e| format!("{}: {e}", l.path)))
+                .collect();
+            (
+                Recovery::Failed,
+                format!(
+                    "refused ({}; someone still holds budget below it?): record kept for the next \
+                     run or `cluster clean`",
+                    refused.join("; ")
+                ),
+            )
+        };
+        if !notes.is_empty() {
+            detail = format!("{detail}; {}", notes.join("; "));
+        }
+        out.push(Recovered {
+            record: name,
+            cgroup: rec.cgroup,
+            outcome,
+            detail,
+            levels: rec.levels,
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +507,88 @@ mod tests {
         assert!(e.contains("/kubepods has 100000"), "{e}");
         assert!(c.restore());
         assert_eq!(read_value(&d.path().join("kubepods").join(RUNTIME)).unwrap(), 0);
+    }
+
+    #[test]
+    fn record_names_are_plain_file_names() {
+        assert_eq!(
+            record_file("/lowlat-n2/kubepods/burstable/pod1-2/abc"),
+            "grant-lowlat-n2_kubepods_burstable_pod1-2_abc.json"
+        );
+        assert_eq!(record_file("/../x y"), "grant-.._x_y.json");
+        assert!(!record_file("/a/../../etc").contains('/'));
+    }
+
+    /// A killed pod: its grant is on record, its own levels are gone, the shared ones keep the
+    /// budget. The next agent (or `cluster clean`) gives them back and drops the record; a live
+    /// run's record is left alone.
+    #[test]
+    fn recover_gives_back_what_a_killed_pod_left() {
+        let d = tree(&[
+            ("/", 950000),
+            ("/kubepods", 0),
+            ("/kubepods/burstable", 0),
+            ("/kubepods/burstable/pod1", 0),
+            ("/kubepods/burstable/pod1/c1", 0),
+            ("/kubepods/burstable/pod2", 0),
+            ("/kubepods/burstable/pod2/c2", 0),
+        ]);
+        let ledger = tempfile::tempdir().unwrap();
+        let get = |p: &str| read_value(&d.path().join(p).join(RUNTIME)).unwrap();
+        // pod1 grants and is then killed (no restore); pod2 grants too and stays alive
+        let mut c1 = Chain::read(d.path(), "/kubepods/burstable/pod1/c1", 100000).unwrap();
+        let r1 = Record::of(&c1, "/kubepods/burstable/pod1/c1");
+        assert_eq!(r1.levels.len(), 4);
+        write_record(ledger.path(), &r1).unwrap();
+        c1.grant().unwrap();
+        let mut c2 = Chain::read(d.path(), "/kubepods/burstable/pod2/c2", 100000).unwrap();
+        let r2 = Record::of(&c2, "/kubepods/burstable/pod2/c2");
+        assert_eq!(r2.levels.len(), 2, "the shared levels already had enough: {r2:?}");
+        write_record(ledger.path(), &r2).unwrap();
+        c2.grant().unwrap();
+        std::fs::remove_dir_all(d.path().join("kubepods/burstable/pod1")).unwrap();
+        // (on a real hierarchy the kernel would refuse /kubepods/burstable while pod2 holds
+        // budget below it and the record would stay: the k8s test sees the real thing)
+        let got = recover(d.path(), ledger.path());
+        assert_eq!(got.len(), 2, "{got:#?}");
+        let live = got.iter().find(|r| r.cgroup.ends_with("c2")).unwrap();
+        assert_eq!(live.outcome, Recovery::InUse);
+        let dead = got.iter().find(|r| r.cgroup.ends_with("c1")).unwrap();
+        assert_eq!(dead.outcome, Recovery::Restored, "{dead:#?}");
+        assert_eq!((get("kubepods"), get("kubepods/burstable")), (0, 0));
+        assert!(!ledger.path().join(r1.file_name()).exists(), "record dropped");
+        assert!(ledger.path().join(r2.file_name()).exists(), "a live run's record stays");
+        assert_eq!(get("kubepods/burstable/pod2/c2"), 100000, "a live grant is not touched");
+        // nothing left on record for pod1: a second pass does nothing
+        let again = recover(d.path(), ledger.path());
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].outcome, Recovery::InUse);
+    }
+
+    #[test]
+    fn recover_leaves_a_level_someone_changed_and_keeps_a_refused_record() {
+        let d = tree(&[("/", 950000), ("/kubepods", 0), ("/kubepods/p", 0), ("/kubepods/p/c", 0)]);
+        let ledger = tempfile::tempdir().unwrap();
+        let mut c = Chain::read(d.path(), "/kubepods/p/c", 100000).unwrap();
+        let rec = Record::of(&c, "/kubepods/p/c");
+        write_record(ledger.path(), &rec).unwrap();
+        c.grant().unwrap();
+        std::fs::remove_dir_all(d.path().join("kubepods/p/c")).unwrap();
+        // an administrator raised /kubepods since: not ours to undo
+        std::fs::write(d.path().join("kubepods").join(RUNTIME), "300000\n").unwrap();
+        // the pod level cannot be written (a directory where the file is): refused
+        let podfile = d.path().join("kubepods/p").join(RUNTIME);
+        std::fs::remove_file(&podfile).unwrap();
+        std::fs::create_dir(&podfile).unwrap();
+        let got = recover(d.path(), ledger.path());
+        assert_eq!(got[0].outcome, Recovery::Failed, "{got:#?}");
+        assert!(ledger.path().join(rec.file_name()).exists(), "kept for the next pass");
+        assert_eq!(read_value(&d.path().join("kubepods").join(RUNTIME)).unwrap(), 300000);
+        assert!(got[0].detail.contains("left alone"), "{}", got[0].detail);
+        // unreadable records are reported, not fatal
+        std::fs::write(ledger.path().join("grant-x.json"), "{").unwrap();
+        let got = recover(d.path(), ledger.path());
+        assert!(got.iter().any(|r| r.record == "grant-x.json" && r.outcome == Recovery::Failed));
+        assert!(recover(d.path(), &d.path().join("missing")).is_empty());
     }
 }

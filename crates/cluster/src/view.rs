@@ -92,3 +92,35 @@ pub fn fleet_summary(f: &Fleet, out: &std::path::Path) -> String {
     ));
     s
 }
+
+/// `cluster clean`'s pass on the nodes: one line per node, one per record found.
+pub fn recovery(nodes: &[crate::clean::NodeRecovery]) -> String {
+    use crate::rt::Recovery;
+    let mut s = String::new();
+    for n in nodes {
+        let count = |o: Recovery| n.recovered.iter().filter(|r| r.outcome == o).count();
+        let line = if n.status != crate::model::Status::Completed {
+            format!(
+                "{}: RT budget not checked ({:?}): {}",
+                n.node,
+                n.status,
+                n.reason.as_deref().or(n.detail.as_deref()).unwrap_or("no reason given")
+            )
+        } else {
+            format!(
+                "{}: RT budget left by killed runs: {} given back, {} in use by a live run, {} failed",
+                n.node,
+                count(Recovery::Restored),
+                count(Recovery::InUse),
+                count(Recovery::Failed)
+            )
+        };
+        s.push_str(&clean(&line));
+        s.push('\n');
+        for r in n.recovered.iter().filter(|r| r.outcome != Recovery::Restored) {
+            s.push_str(&clean(&format!("  ↳ {}: {}", r.record, r.detail)));
+            s.push('\n');
+        }
+    }
+    s
+}

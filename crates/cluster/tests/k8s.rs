@@ -67,15 +67,24 @@ struct Fixture {
 
 impl Fixture {
     fn new(tag: &str) -> Self {
+        Self::with_fake(tag, true)
+    }
+
+    /// `fake`: also a Node object with no kubelet.
+    fn with_fake(tag: &str, fake: bool) -> Self {
         let value = format!("{tag}-{}", std::process::id());
         let key = "lowlat.test/check".to_string();
-        let fake = format!("lowlat-nokubelet-{}", std::process::id());
+        let fake =
+            if fake { format!("lowlat-nokubelet-{}", std::process::id()) } else { String::new() };
         let nodes = real_nodes();
         rt().block_on(async {
             let api: Api<Node> = Api::all(client().await);
             for n in &nodes {
                 let patch = serde_json::json!({"metadata": {"labels": {key.as_str(): value.as_str()}}});
                 api.patch(n, &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+            }
+            if fake.is_empty() {
+                return;
             }
             let now = "2026-01-01T00:00:00Z";
             let node: Node = serde_json::from_value(serde_json::json!({
@@ -103,7 +112,9 @@ impl Drop for Fixture {
                 let patch = serde_json::json!({"metadata": {"labels": {self.key.as_str(): null}}});
                 let _ = api.patch(n, &PatchParams::default(), &Patch::Merge(&patch)).await;
             }
-            let _ = api.delete(&self.fake, &DeleteParams::default()).await;
+            if !self.fake.is_empty() {
+                let _ = api.delete(&self.fake, &DeleteParams::default()).await;
+            }
         });
     }
 }
@@ -381,4 +392,187 @@ fn apply_dry_run_validates_the_rendered_manifests() {
         let _ = api.delete(&ns, &DeleteParams::default()).await;
         let _ = api.delete(nto, &DeleteParams::default()).await;
     });
+}
+
+/// The host's v1 `cpu` hierarchy: the cluster's nodes are this machine, so the test reads the
+/// cgroup files the pods' agents wrote, independently of the agents.
+const CPU: &str = "/sys/fs/cgroup/cpu";
+
+fn host_budget(level: &str) -> i64 {
+    let p = format!("{CPU}{level}/{}", cluster::rt::RUNTIME);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}")).trim().parse().unwrap()
+}
+
+/// Agents of this test (their `--out` names the test), with their `cpu` cgroup path.
+fn agents(marker: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else { continue };
+        let args: Vec<String> =
+            cmd.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let is_agent = args.len() > 3 && args[1] == "cluster" && args[2] == "agent";
+        if !is_agent || !args.iter().any(|a| a == marker) {
+            continue;
+        }
+        let Ok(cg) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else { continue };
+        if let Some(c) = cluster::rt::parse_proc_cgroup(&cg) {
+            out.push((pid, c.path));
+        }
+    }
+    out
+}
+
+/// A pod killed mid-run (SIGKILL to everything in its container: no chance to give the RT
+/// budget back) leaves the shared cgroup levels granted; `cluster clean`'s pass on the nodes
+/// gives them back from the record the agent wrote on the node before granting.
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn clean_gives_back_the_rt_budget_of_a_killed_pod() {
+    use cluster::rt::{self, Recovery};
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fx = Fixture::with_fake("rtkill", false);
+    let run = format!("{:08x}", std::process::id());
+    let marker = format!("/tmp/lowlat-rtkill-{run}");
+    // What the agent runs: light and long (no measurement), SIGKILLed long before its end.
+    let command: Vec<String> = [
+        "lowlat",
+        "cluster",
+        "agent",
+        "--rt-budget-us",
+        "100000",
+        "--out",
+        &marker,
+        "--",
+        "watch",
+        "cmd",
+        "--interval",
+        "1s",
+        "--duration",
+        "5m",
+        "--",
+        "sh",
+        "-c",
+        ":",
+    ]
+    .map(String::from)
+    .to_vec();
+    rt().block_on(async {
+        let jobs: Api<Job> = Api::namespaced(client().await, "default");
+        for (i, n) in fx.nodes.iter().enumerate() {
+            let spec = cluster::job::Spec {
+                name: format!("lowlat-check-{run}-rtkill-{i}"),
+                namespace: "default".into(),
+                node: n.clone(),
+                labels: cluster::labels::for_node(&run, "check", i),
+                image: env("LOWLAT_IMAGE"),
+                pull_policy: "Never".into(),
+                command: command.clone(),
+                guaranteed_cpus: None,
+                deadline_s: 600,
+            };
+            jobs.create(&PostParams::default(), &cluster::job::build(&spec)).await.unwrap();
+        }
+    });
+    // Both agents granted, and their grants are on record on the node.
+    let ledger = std::path::Path::new(rt::LEDGER_DIR);
+    let mut found = Vec::new();
+    for _ in 0..600 {
+        found = agents(&marker);
+        let granted = found.len() == fx.nodes.len()
+            && found.iter().all(|(_, cg)| {
+                ledger.join(rt::record_file(cg)).is_file()
+                    && host_budget(&rt::levels(cg)[0]) >= 100000
+                    && host_budget(cg) == 100000
+            });
+        if granted {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(found.len(), fx.nodes.len(), "agents running: {found:?}");
+    let mut records = Vec::new();
+    for (_, cg) in &found {
+        let path = ledger.join(rt::record_file(cg));
+        let rec: rt::Record = serde_json::from_slice(&std::fs::read(&path).unwrap_or_else(|e| {
+            panic!("{}: {e} (the agent did not put its grant on record)", path.display())
+        }))
+        .unwrap();
+        assert_eq!(&rec.cgroup, cg);
+        // the shared levels: every level but the pod's and the container's own
+        let levels = rt::levels(cg);
+        let shared = &levels[..levels.len() - 2];
+        assert!(
+            rec.levels.iter().any(|r| shared.contains(&r.path)),
+            "no shared level was granted (already had budget before the test?): {rec:#?}"
+        );
+        for l in shared {
+            assert_eq!(host_budget(l), 100000, "{l} not granted: {rec:#?}");
+        }
+        records.push((cg.clone(), rec, shared.to_vec()));
+    }
+    // Kill everything in both containers: no SIGTERM, no restore.
+    for (cg, _, _) in &records {
+        let procs = std::fs::read_to_string(format!("{CPU}{cg}/cgroup.procs")).unwrap();
+        for pid in procs.split_whitespace() {
+            let _ = std::process::Command::new("kill").args(["-KILL", pid]).status();
+        }
+    }
+    for _ in 0..300 {
+        if agents(&marker).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(agents(&marker).is_empty(), "the agents survived SIGKILL");
+    // The leak this is about: the shared levels keep the killed pods' budget.
+    for (_, rec, shared) in &records {
+        for l in shared {
+            let granted = rec.levels.iter().any(|r| &r.path == l);
+            if granted {
+                assert_eq!(host_budget(l), 100000, "{l}: given back without anyone restoring?");
+            }
+        }
+    }
+    // `lowlat cluster clean`: the objects first (the killed pods go, their cgroups with them) …
+    cluster::clean::clean(&conn(), None, &mut |_| {}).unwrap();
+    assert_eq!(cluster::clean::leftovers(&conn()).unwrap(), Vec::<String>::new());
+    for (cg, _, _) in &records {
+        for _ in 0..300 {
+            if !std::path::Path::new(&format!("{CPU}{cg}")).exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    // … then the pass on the nodes.
+    let cfg = cluster::clean::RecoverConfig {
+        selector: fx.selector(),
+        image: env("LOWLAT_IMAGE"),
+        pull_policy: "Never".into(),
+        command: ["lowlat", "cluster", "agent", "--recover-only", "--out", "/tmp/lowlat-out"]
+            .map(String::from)
+            .to_vec(),
+        start_timeout: Duration::from_secs(60),
+    };
+    let nodes = cluster::clean::recover_rt(&conn(), &cfg, &mut |_| {}).unwrap();
+    println!("{}", cluster::view::recovery(&nodes));
+    assert_eq!(nodes.len(), fx.nodes.len(), "{nodes:#?}");
+    assert!(nodes.iter().all(cluster::clean::NodeRecovery::ok), "{nodes:#?}");
+    for (cg, rec, shared) in &records {
+        let name = rt::record_file(cg);
+        let restored = nodes
+            .iter()
+            .flat_map(|n| &n.recovered)
+            .any(|r| r.record == name && r.outcome == Recovery::Restored);
+        assert!(restored, "{name} not given back: {nodes:#?}");
+        assert!(!ledger.join(&name).exists(), "{name} still on record");
+        for l in shared {
+            let before = rec.levels.iter().find(|r| &r.path == l).map(|r| r.before);
+            if let Some(before) = before {
+                assert_eq!(host_budget(l), before, "{l} not back to {before}");
+            }
+        }
+    }
+    assert_eq!(cluster::clean::leftovers(&conn()).unwrap(), Vec::<String>::new());
 }

@@ -247,7 +247,7 @@ pub fn render(
         Target::Tuned => tuned::render(plan),
         Target::Openshift => openshift::render(plan, &role(plan, opts)),
         Target::PerformanceProfile => {
-            vec![openshift::performance_profile_file(plan, opts.role.as_deref())]
+            openshift::performance_profile_files(plan, opts.role.as_deref())
         }
         Target::Systemd => misc::systemd_files(plan),
         Target::Irqbalance => vec![misc::irqbalance(plan)],

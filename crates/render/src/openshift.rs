@@ -343,3 +343,96 @@ pub fn performance_profile_file(plan: &Plan, role: Option<&str>) -> OutFile {
         format!("---\n{}", doc(&performance_profile(plan, role))),
     )
 }
+
+/// The TuneD profile the Node Tuning Operator generates from a PerformanceProfile.
+pub fn performance_tuned_profile(plan: &Plan) -> String {
+    format!("openshift-node-performance-{}", plan.name)
+}
+
+/// The plan's busy-polling sysctls (`net.core.busy_read`, `net.core.busy_poll`).
+fn busy_poll_sysctls(plan: &Plan) -> Vec<(&str, &str)> {
+    plan.runtime
+        .iter()
+        .filter_map(|r| match r {
+            plan::RuntimeItem::Sysctl { name, value, .. } if name.starts_with("net.core.busy_") => {
+                Some((name.as_str(), value.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a PerformanceProfile cannot express: its CRD (`performance.openshift.io/v2`) has no
+/// field for sysctls nor for an idle exit-latency limit; the operator's generated TuneD profile
+/// fixes `net.core.busy_read`/`busy_poll` at 50 and `force_latency` by the workload hints. The
+/// operator's documented way to change those is a second Tuned CR whose profile **includes**
+/// the generated one and is recommended for the same pool at a higher priority (a lower
+/// number). `None` when the plan chose neither busy polling nor an idle limit.
+pub fn performance_patch(plan: &Plan, role: Option<&str>) -> Option<Value> {
+    let busy = busy_poll_sysctls(plan);
+    let idle = crate::misc::chosen_idle_limit(plan);
+    if busy.is_empty() && idle.is_none() {
+        return None;
+    }
+    let role = crate::role_of(plan, role);
+    let ini = crate::tuned::ini;
+    let mut data = format!(
+        "[main]\nsummary=lowlat plan {}: what a PerformanceProfile cannot express\ninclude={}\n",
+        ini(&plan.name),
+        ini(&performance_tuned_profile(plan))
+    );
+    if !busy.is_empty() {
+        data.push_str("\n[sysctl]\n");
+        for (k, v) in &busy {
+            data.push_str(&format!("{}={}\n", ini(k), ini(v)));
+        }
+    }
+    if let Some(us) = idle {
+        // PM QoS on every CPU, as TuneD's cpu plugin holds it (the PerformanceProfile's own
+        // profile sets force_latency from the workload hints; this one wins)
+        data.push_str(&format!("\n[cpu]\nforce_latency={us}\n"));
+    }
+    let name = format!("{}-performance-patch", plan.name);
+    Some(map(vec![
+        ("apiVersion", s("tuned.openshift.io/v1")),
+        ("kind", s("Tuned")),
+        (
+            "metadata",
+            map(vec![
+                ("name", s(name.clone())),
+                ("namespace", s("openshift-cluster-node-tuning-operator")),
+            ]),
+        ),
+        (
+            "spec",
+            map(vec![
+                ("profile", seq(vec![map(vec![("data", s(data)), ("name", s(name.clone()))])])),
+                (
+                    "recommend",
+                    seq(vec![map(vec![
+                        ("machineConfigLabels", map(vec![(ROLE_LABEL, s(role))])),
+                        ("priority", int(19)),
+                        ("profile", s(name)),
+                    ])]),
+                ),
+            ]),
+        ),
+    ]))
+}
+
+/// The `performance-profile` target: the PerformanceProfile, and when the plan chose busy
+/// polling or an idle limit, the Tuned CR that adds them ([`performance_patch`]).
+pub fn performance_profile_files(plan: &Plan, role: Option<&str>) -> Vec<OutFile> {
+    let mut v = vec![performance_profile_file(plan, role)];
+    if let Some(patch) = performance_patch(plan, role) {
+        let h = format!(
+            "lowlat plan `{}`: busy polling and the idle limit, which the PerformanceProfile CRD has\n\
+             no field for: a Tuned CR on top of the profile the Node Tuning Operator generates from\n\
+             it ({}); apply after the PerformanceProfile",
+            plan.name,
+            performance_tuned_profile(plan)
+        );
+        v.push(OutFile::new("performance-patch-tuned.yaml", docs(&h, &[patch])));
+    }
+    v
+}

@@ -7,7 +7,7 @@ use plan::{Plan, RuntimeItem};
 use crate::{quote, OutFile};
 
 /// A TuneD profile value: one line, and no `$` (TuneD expands `${…}`, functions included).
-fn ini(s: &str) -> String {
+pub(crate) fn ini(s: &str) -> String {
     quote::comment(s).replace('$', "_")
 }
 

@@ -117,3 +117,44 @@ fn the_unit_command_holds_the_limit_while_it_runs() {
     std::thread::sleep(std::time::Duration::from_millis(50));
     assert_eq!(cpu_dma_latency(), before, "the request ends with the holder");
 }
+
+/// The PerformanceProfile CRD has no field for sysctls nor for an idle limit: the
+/// `performance-profile` target adds a Tuned CR that includes the operator's generated profile,
+/// for the same pool at a higher priority, and validates against the Tuned CRD.
+#[test]
+fn performance_profile_target_carries_busy_poll_and_the_idle_limit_in_a_patch_tuned() {
+    let plan = seed001(Some(80));
+    let files = render(&plan, Target::PerformanceProfile, &RenderOptions::default()).unwrap();
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["performance-profile.yaml", "performance-patch-tuned.yaml"]);
+    let pp = &files[0].contents;
+    assert!(!pp.contains("busy") && !pp.contains("force_latency"), "{pp}");
+    let patch = &files[1].contents;
+    assert!(
+        patch.starts_with("# lowlat plan `seed001`: busy polling and the idle limit"),
+        "{patch}"
+    );
+    let docs = common::yaml_docs(patch);
+    assert_eq!(docs.len(), 1);
+    let tuned: serde_json::Value = serde_json::to_value(&docs[0]).unwrap();
+    assert_eq!(tuned["kind"], "Tuned");
+    assert_eq!(tuned["metadata"]["namespace"], "openshift-cluster-node-tuning-operator");
+    let data = tuned["spec"]["profile"][0]["data"].as_str().unwrap();
+    assert!(data.contains("include=openshift-node-performance-seed001\n"), "{data}");
+    assert!(data.contains("[sysctl]\nnet.core.busy_read=50\nnet.core.busy_poll=50\n"), "{data}");
+    assert!(data.contains("[cpu]\nforce_latency=80\n"), "{data}");
+    let rec = &tuned["spec"]["recommend"][0];
+    assert_eq!(rec["priority"], 19, "must win over the operator's profile (priority 20)");
+    assert_eq!(rec["profile"], tuned["spec"]["profile"][0]["name"]);
+    assert_eq!(rec["machineConfigLabels"]["machineconfiguration.openshift.io/role"], "worker-cnf");
+    // busy polling alone: no [cpu] section
+    let files =
+        render(&seed001(None), Target::PerformanceProfile, &RenderOptions::default()).unwrap();
+    let patch = &files[1].contents;
+    assert!(patch.contains("net.core.busy_poll=50") && !patch.contains("force_latency"), "{patch}");
+    // neither: the PerformanceProfile alone, as PPC writes it
+    for (case, plan) in common::cases() {
+        let files = render(&plan, Target::PerformanceProfile, &RenderOptions::default()).unwrap();
+        assert_eq!(files.len(), 1, "{case}");
+    }
+}

@@ -144,3 +144,36 @@ fn the_latency_test_fits_beside_its_load_on_both_paths() {
         assert!(script.contains("--cyclictest --json \"$base.json\" > \"$base.out\""), "{script}");
     }
 }
+
+#[test]
+fn the_performance_patch_tuned_validates() {
+    use plan::partition::{CpuRequest, PartitionRequest};
+    let w1 = common::host("must-gather.bare-metal", "worker1");
+    let plan = plan::make_plan(
+        &w1,
+        &plan::PlanRequest {
+            name: "knobs".into(),
+            options: plan::PlanOptions {
+                power: plan::Power::LowLatency,
+                busy_poll_us: Some(50),
+                idle_limit_us: Some(80),
+                ..Default::default()
+            },
+            partition: PartitionRequest {
+                reserved: Some(CpuRequest::Count(4)),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let files = render(&plan, Target::PerformanceProfile, &RenderOptions::default()).unwrap();
+    assert_eq!(files.len(), 2);
+    for f in &files {
+        for doc in common::yaml_docs(&f.contents) {
+            let json: Json = serde_json::to_value(doc).unwrap();
+            let errs = errors(&json);
+            assert!(errs.is_empty(), "{}: {errs:?}", f.name);
+        }
+    }
+}

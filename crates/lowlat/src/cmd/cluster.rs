@@ -155,6 +155,21 @@ pub struct CleanArgs {
     /// Only in the namespace given by --namespace (default: every namespace).
     #[arg(long)]
     pub this_namespace: bool,
+    /// Nodes whose real-time budget a killed run may have left granted (default: every node).
+    #[arg(short = 'l', long, value_name = "SELECTOR", default_value = "")]
+    pub selector: String,
+    /// Delete the objects only: no pass on the nodes to give back RT budget.
+    #[arg(long)]
+    pub objects_only: bool,
+    /// Report a node whose pod has not started after this long.
+    #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span, default_value = "1m")]
+    pub start_timeout: Duration,
+    /// Image holding lowlat (default: the one `image/build.sh` builds).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// imagePullPolicy of the pods.
+    #[arg(long, value_name = "POLICY", default_value = "Never", value_parser = ["Never", "IfNotPresent", "Always"])]
+    pub pull_policy: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -163,8 +178,11 @@ pub struct AgentArgs {
     pub rt_budget_us: i64,
     #[arg(long)]
     pub out: PathBuf,
+    /// Only give back the RT budget killed runs left on the node's record (no grant, no child).
+    #[arg(long)]
+    pub recover_only: bool,
     /// The lowlat subcommand to run.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "recover_only")]
     pub args: Vec<String>,
 }
 
@@ -205,19 +223,12 @@ fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
         Command::Snapshot(a) => snapshot(&conn, a),
         Command::Apply(a) => apply(&conn, a),
         Command::Clean(a) => {
-            let progress = cluster::view::Progress::default();
             let ns = if a.this_namespace {
                 args.conn.namespace.as_deref().or(Some("default"))
             } else {
                 None
             };
-            let done = cluster::clean::clean(&conn, ns, &mut |e| print!("{}", progress.line(e)))?;
-            let left = cluster::clean::leftovers(&conn)?;
-            println!("cleaned {} namespace(s); labelled objects left: {}", done.len(), left.len());
-            for l in &left {
-                println!("  {l}");
-            }
-            Ok(if left.is_empty() { ExitCode::Ok } else { ExitCode::Runtime })
+            clean(&conn, ns, a)
         }
         Command::Agent(a) => {
             let cfg = cluster::agent::Config {
@@ -226,6 +237,8 @@ fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
                 exe: std::env::current_exe().context("finding the lowlat binary")?,
                 args: a.args,
                 mount_dir: PathBuf::from("/tmp/lowlat-cgroup-cpu"),
+                ledger: PathBuf::from(cluster::rt::LEDGER_DIR),
+                recover_only: a.recover_only,
             };
             std::process::exit(cluster::agent::run(&cfg));
         }
@@ -308,6 +321,40 @@ fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
     Ok(if interrupted {
         ExitCode::Interrupted
     } else if ok.len() == nodes.len() {
+        ExitCode::Ok
+    } else {
+        ExitCode::CheckFailed
+    })
+}
+
+fn clean(conn: &cluster::Conn, ns: Option<&str>, a: CleanArgs) -> anyhow::Result<ExitCode> {
+    let progress = cluster::view::Progress::default();
+    let done = cluster::clean::clean(conn, ns, &mut |e| print!("{}", progress.line(e)))?;
+    let left = cluster::clean::leftovers(conn)?;
+    println!("cleaned {} namespace(s); labelled objects left: {}", done.len(), left.len());
+    for l in &left {
+        println!("  {l}");
+    }
+    if !left.is_empty() {
+        return Ok(ExitCode::Runtime);
+    }
+    if a.objects_only {
+        return Ok(ExitCode::Ok);
+    }
+    // Then give back the RT budget killed runs left granted on the nodes.
+    let cfg = cluster::clean::RecoverConfig {
+        selector: a.selector,
+        image: a.image.unwrap_or_else(cluster::default_image),
+        pull_policy: a.pull_policy,
+        command: ["lowlat", "cluster", "agent", "--recover-only", "--out", POD_OUT]
+            .map(String::from)
+            .to_vec(),
+        start_timeout: a.start_timeout,
+    };
+    let progress = cluster::view::Progress::default();
+    let nodes = cluster::clean::recover_rt(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
+    print!("{}", cluster::view::recovery(&nodes));
+    Ok(if nodes.iter().all(cluster::clean::NodeRecovery::ok) {
         ExitCode::Ok
     } else {
         ExitCode::CheckFailed
