@@ -257,9 +257,17 @@ pub fn levels(path: &str) -> Vec<String> {
 fn place(root: &Root, cgroup: &str, mounts: &str) -> Option<CgroupPlace> {
     let (is_v1, path) = cpu_cgroup_line(cgroup)?;
     let (v1, v2) = cgroup_mounts(mounts);
-    if is_v1 {
-        let mount = v1?;
-        let base = mount.trim_start_matches('/');
+    let mount = if is_v1 { v1? } else { v2? };
+    Some(place_at(root, is_v1, &mount, &path))
+}
+
+/// A cgroup `path` under the cpu controller's `mount` (v1 or v2) with what decides its RT
+/// budget, read through `root`: the v1 chain of `cpu.rt_runtime_us`, or the v2 cgroup whose
+/// cpu controller governs it. Also for a cgroup no task is in yet (`--rt-cgroup PATH`).
+pub fn place_at(root: &Root, v1: bool, mount: &str, path: &str) -> CgroupPlace {
+    let (mount, path) = (mount.to_string(), path.to_string());
+    let base = mount.trim_start_matches('/').to_string();
+    if v1 {
         let chain = levels(&path)
             .into_iter()
             .map(|l| {
@@ -270,10 +278,8 @@ fn place(root: &Root, cgroup: &str, mounts: &str) -> Option<CgroupPlace> {
                 }
             })
             .collect();
-        return Some(CgroupPlace::V1 { mount, path, chain });
+        return CgroupPlace::V1 { mount, path, chain };
     }
-    let mount = v2?;
-    let base = mount.trim_start_matches('/').to_string();
     let lv = levels(&path);
     // Climb while the parent does not enable cpu for its children.
     let mut cpu_path = lv.last().cloned().unwrap_or_default();
@@ -289,7 +295,7 @@ fn place(root: &Root, cgroup: &str, mounts: &str) -> Option<CgroupPlace> {
         cpu_path = lv[i - 1].clone();
     }
     let cpu_path = if cpu_path.is_empty() { "/".to_string() } else { cpu_path };
-    Some(CgroupPlace::V2 { mount, path, cpu_path })
+    CgroupPlace::V2 { mount, path, cpu_path }
 }
 
 /// The cause that refuses `priority` (1–99) to a task with this evidence, or `None` when
@@ -371,22 +377,29 @@ fn yes_no(b: Option<bool>) -> &'static str {
     }
 }
 
+/// Pure: the topmost level of a v1 chain whose `cpu.rt_runtime_us` is 0, and the writes that
+/// give every zero level from there down a budget, parents first (`echo 100000 > FILE`; at
+/// most the nearest budgeted parent's). `None` when no level is 0.
+pub fn budget_writes(chain: &[ChainLevel]) -> Option<(&ChainLevel, Vec<String>)> {
+    let first = chain.iter().position(|l| l.rt_runtime_us == Some(0))?;
+    let budget = chain[..first]
+        .iter()
+        .rev()
+        .find_map(|l| l.rt_runtime_us.filter(|v| *v > 0))
+        .unwrap_or(950_000);
+    let give = budget.min(100_000);
+    let writes = chain[first..]
+        .iter()
+        .filter(|l| l.rt_runtime_us == Some(0))
+        .map(|l| format!("echo {give} > {}", l.file))
+        .collect();
+    Some((&chain[first], writes))
+}
+
 fn cgroup_cause(ev: &Evidence, runtime_ev: &str) -> Option<Cause> {
     match ev.cgroup.as_ref()? {
         CgroupPlace::V1 { path, chain, .. } => {
-            let first = chain.iter().position(|l| l.rt_runtime_us == Some(0))?;
-            let zero = &chain[first];
-            let budget = chain[..first]
-                .iter()
-                .rev()
-                .find_map(|l| l.rt_runtime_us.filter(|v| *v > 0))
-                .unwrap_or(950_000);
-            let give = budget.min(100_000);
-            let writes: Vec<String> = chain[first..]
-                .iter()
-                .filter(|l| l.rt_runtime_us == Some(0))
-                .map(|l| format!("echo {give} > {}", l.file))
-                .collect();
+            let (zero, writes) = budget_writes(chain)?;
             let mut evidence: Vec<String> = chain
                 .iter()
                 .map(|l| match l.rt_runtime_us {
