@@ -44,6 +44,16 @@ impl std::str::FromStr for RtCgroup {
     }
 }
 
+impl std::fmt::Display for RtCgroup {
+    /// As given on a command line: `root` or the path.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RtCgroup::Root => f.write_str("root"),
+            RtCgroup::Path(p) => f.write_str(p),
+        }
+    }
+}
+
 /// The process while it sits in the RT cgroup; dropping it moves it back.
 #[derive(Debug)]
 pub struct Moved {
@@ -109,9 +119,13 @@ pub fn check(root: &Root, target: &RtCgroup) -> Result<Plan, MeasureError> {
         let rel = dir(p);
         if root.kind(&rel) != Some(host::root::Kind::Dir) {
             let hint = match p.strip_prefix(&mount).filter(|r| r.starts_with('/')) {
-                Some(r) => format!(
-                    "the path is taken under the cgroup mount {mount}: give {r}, not {p}"
-                ),
+                Some(r) => {
+                    let why = format!(
+                        "not a cgroup path: the path is taken under the cgroup mount {mount}, \
+                         so give {r}"
+                    );
+                    return Err(refuse(p.clone(), why));
+                }
                 None => format!(
                     "no such cgroup under the cpu controller's mount {mount}: create it first \
                      (mkdir {rel}) and give it an RT budget, or use `root`"
@@ -155,7 +169,7 @@ pub fn check(root: &Root, target: &RtCgroup) -> Result<Plan, MeasureError> {
 pub fn enter(target: &RtCgroup) -> Result<Moved, MeasureError> {
     let Plan { from, to, back, into } = check(&Root::live(), target)?;
     std::fs::write(&into, std::process::id().to_string()).map_err(|e| {
-        refuse(into.display().to_string(), format!("{e} (needs root, and the cgroup must exist)"))
+        refuse(into.display().to_string(), format!("could not move there: {e} (needs root)"))
     })?;
     Ok(Moved { back, to, from })
 }
@@ -170,6 +184,9 @@ mod tests {
         assert_eq!("/rt/".parse(), Ok(RtCgroup::Path("/rt".into())));
         assert!("rt".parse::<RtCgroup>().is_err());
         assert!("/a/../b".parse::<RtCgroup>().is_err());
+        for t in ["root", "/rt/a"] {
+            assert_eq!(t.parse::<RtCgroup>().map(|c| c.to_string()).as_deref(), Ok(t));
+        }
     }
 
     #[test]
@@ -233,7 +250,8 @@ mod tests {
         assert!(e.contains("no such cgroup under the cpu controller's mount"), "{e}");
         assert!(e.contains("mkdir /sys/fs/cgroup/cpu,cpuacct/nope"), "{e}");
         let e = refused(&root, "/sys/fs/cgroup/cpu,cpuacct/kubepods");
-        assert!(e.contains("give /kubepods, not /sys/fs/cgroup/cpu,cpuacct/kubepods"), "{e}");
+        assert!(e.starts_with("RT cgroup /sys/fs/cgroup/cpu,cpuacct/kubepods: not a cgroup path"), "{e}");
+        assert!(e.ends_with("so give /kubepods"), "{e}");
         // A file is not a cgroup.
         let e = refused(&root, "/kubepods/cpu.rt_runtime_us");
         assert!(e.contains("no such cgroup"), "{e}");
