@@ -39,9 +39,10 @@ pub fn from_docs(docs: &[Doc], asked: Option<&RtCgroup>) -> RealTime {
         if let Some(cg) = &s.rt_cgroup {
             moved.push((what(k), cg.as_str()));
         }
-        let cgroup_cause = s.refused.as_ref().filter(|c| {
-            matches!(c.kind, CauseKind::CgroupV1NoBudget | CauseKind::CgroupV2NonRoot)
-        });
+        let cgroup_cause = s
+            .refused
+            .as_ref()
+            .filter(|c| matches!(c.kind, CauseKind::CgroupV1NoBudget | CauseKind::CgroupV2NonRoot));
         if *k == results::Kind::Timer && s.downgraded() && s.rt_cgroup.is_none() {
             cgroup_fix = cgroup_cause.map(|c| c.short.clone());
         }
@@ -129,7 +130,8 @@ mod tests {
         let rt = from_docs(&[doc(results::Kind::Timer, refused(CauseKind::NoCapSysNice))], None);
         assert_eq!(rt, RealTime::default());
         // A noise run's refusal does not speak for the timer.
-        let rt = from_docs(&[doc(results::Kind::Noise, refused(CauseKind::CgroupV1NoBudget))], None);
+        let rt =
+            from_docs(&[doc(results::Kind::Noise, refused(CauseKind::CgroupV1NoBudget))], None);
         assert_eq!(rt.cgroup_fix, None);
     }
 

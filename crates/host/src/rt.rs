@@ -576,7 +576,8 @@ fn walk(
             let child = format!("{dir}/{n}");
             if is_container(&dir, n) {
                 found.push((child, None));
-            } else if let Some(ev) = host.and_then(|h| ns_evidence(root, &format!("{base}{child}"), h))
+            } else if let Some(ev) =
+                host.and_then(|h| ns_evidence(root, &format!("{base}{child}"), h))
             {
                 found.push((child, Some(ev)));
             } else if depth + 1 < MAX_DEPTH {

@@ -298,7 +298,8 @@ fn containers_recognised_by_namespaces_say_so() {
         ))
         .stdout(predicate::str::contains("systemd-logind").not());
     let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
-    let row = |p: &str| text.lines().find(|l| l.trim_start().starts_with(p)).unwrap_or("").to_string();
+    let row =
+        |p: &str| text.lines().find(|l| l.trim_start().starts_with(p)).unwrap_or("").to_string();
     assert!(row("/system.slice/docker-77aa.scope").ends_with(" name"), "{text}");
     assert!(row("/lxc.payload.c1").ends_with(" ns"), "{text}");
     let json = lowlat()
@@ -320,5 +321,8 @@ fn containers_recognised_by_namespaces_say_so() {
             r#""/system.slice/docker-77aa.scope" "name-pattern""#,
         ]
     );
-    assert_eq!(v["cgroup"]["containers"][0]["recognised"]["differ"], serde_json::json!(["pid", "mnt"]));
+    assert_eq!(
+        v["cgroup"]["containers"][0]["recognised"]["differ"],
+        serde_json::json!(["pid", "mnt"])
+    );
 }

@@ -250,7 +250,10 @@ mod tests {
         assert!(e.contains("no such cgroup under the cpu controller's mount"), "{e}");
         assert!(e.contains("mkdir /sys/fs/cgroup/cpu,cpuacct/nope"), "{e}");
         let e = refused(&root, "/sys/fs/cgroup/cpu,cpuacct/kubepods");
-        assert!(e.starts_with("RT cgroup /sys/fs/cgroup/cpu,cpuacct/kubepods: not a cgroup path"), "{e}");
+        assert!(
+            e.starts_with("RT cgroup /sys/fs/cgroup/cpu,cpuacct/kubepods: not a cgroup path"),
+            "{e}"
+        );
         assert!(e.ends_with("so give /kubepods"), "{e}");
         // A file is not a cgroup.
         let e = refused(&root, "/kubepods/cpu.rt_runtime_us");

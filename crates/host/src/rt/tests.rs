@@ -239,7 +239,10 @@ fn namespaces_recognise_containers_of_any_name_and_names_stay_for_snapshots() {
         })
     );
     let json = serde_json::to_value(c.recognised("/lxc.payload.c1")).unwrap_or_default();
-    assert_eq!(json, serde_json::json!({"by": "namespaces", "pid": 5000, "differ": ["pid", "mnt"]}));
+    assert_eq!(
+        json,
+        serde_json::json!({"by": "namespaces", "pid": 5000, "differ": ["pid", "mnt"]})
+    );
     assert_eq!(
         serde_json::to_value(Recognised::NamePattern).unwrap_or_default(),
         serde_json::json!({"by": "name-pattern"})
