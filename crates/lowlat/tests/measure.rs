@@ -199,6 +199,29 @@ fn noise_and_ticks_write_results() {
         .stdout(predicate::str::contains("LOC/s"));
 }
 
+/// A noise run says whether it held PM QoS, and what the hold does to its numbers: holding
+/// /dev/cpu_dma_latency at 0 keeps the housekeeping CPUs' timers off the measured CPUs, which
+/// was why lowlat counted fewer >= 31 µs gaps than oslat (docs/benchmarks/measure.md).
+#[test]
+#[ignore = "needs root: /dev/cpu_dma_latency (CI runs it)"]
+fn noise_says_whether_it_held_pm_qos() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, held) in [(&[][..], true), (&["--no-dma-latency"][..], false)] {
+        let n = dir.path().join("n.json");
+        lowlat()
+            .args(["measure", "noise", "-D", "1", "-q", "--cpus", &cpu(), "--json"])
+            .arg(&n)
+            .args(args)
+            .assert()
+            .success();
+        let v = json(&n);
+        assert_eq!(v["params"]["dma_latency"], held, "{args:?}");
+        let notes = v["notes"].as_array().unwrap();
+        let said = notes.iter().any(|n| n.as_str().unwrap().contains("PM QoS held at 0"));
+        assert_eq!(said, held, "{args:?}: {notes:?}");
+    }
+}
+
 #[test]
 fn ctrl_c_writes_a_partial_result_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();

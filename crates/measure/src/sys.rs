@@ -12,6 +12,10 @@ pub trait Clock {
     fn now(&self) -> u64;
     /// Sleep until the absolute time `t` (ns on this clock).
     fn sleep_until(&self, t: u64);
+    /// Sleep until `t`, or less when a signal handler runs on this thread.
+    fn sleep_until_or_signal(&self, t: u64) {
+        self.sleep_until(t)
+    }
 }
 
 /// `CLOCK_MONOTONIC` through the vDSO, with `clock_nanosleep(TIMER_ABSTIME)`.
@@ -35,25 +39,25 @@ impl Clock for Monotonic {
 
     #[inline]
     fn sleep_until(&self, t: u64) {
-        let ts = libc::timespec {
-            tv_sec: (t / 1_000_000_000) as libc::time_t,
-            tv_nsec: (t % 1_000_000_000) as libc::c_long,
-        };
-        loop {
-            // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null with
-            // TIMER_ABSTIME.
-            let rc = unsafe {
-                libc::clock_nanosleep(
-                    libc::CLOCK_MONOTONIC,
-                    libc::TIMER_ABSTIME,
-                    &ts,
-                    std::ptr::null_mut(),
-                )
-            };
-            if rc != libc::EINTR {
-                return;
-            }
-        }
+        while abs_sleep(t) == libc::EINTR {}
+    }
+
+    fn sleep_until_or_signal(&self, t: u64) {
+        abs_sleep(t);
+    }
+}
+
+/// One `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` until `t`; its return code.
+#[inline]
+fn abs_sleep(t: u64) -> i32 {
+    let ts = libc::timespec {
+        tv_sec: (t / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null with
+    // TIMER_ABSTIME.
+    unsafe {
+        libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
     }
 }
 

@@ -79,6 +79,21 @@ fn register() {
     });
 }
 
+/// Block SIGINT and SIGTERM in the calling thread (threads it spawns inherit the mask), so that
+/// they are delivered to a thread that does not block them: a measuring thread's loop is never
+/// interrupted by the handler, and the thread that waits for the run (sleeping until its next
+/// sample) is woken at once. Returns false if the mask could not be changed.
+pub fn block_in_this_thread() -> bool {
+    // SAFETY: the set is initialised by sigemptyset before use; pthread_sigmask only reads it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) == 0
+    }
+}
+
 /// Install the handlers: first signal stops, second runs the emergency actions and exits 130.
 pub fn install() {
     SECOND_EXITS.store(true, Ordering::SeqCst);
@@ -102,6 +117,34 @@ mod tests {
         assert!(on_second_signal(noop));
         forget_second_signal(noop);
         assert!(ACTIONS.iter().all(|s| s.load(Ordering::SeqCst) != noop as *const () as usize));
+    }
+
+    #[test]
+    fn a_blocking_thread_leaves_the_signals_pending() {
+        std::thread::spawn(|| {
+            assert!(block_in_this_thread());
+            // SAFETY: a zeroed sigset_t is valid for sigpending to fill.
+            let mut pending: libc::sigset_t = unsafe { std::mem::zeroed() };
+            // SAFETY: raise targets this thread, where SIGINT is blocked: it stays pending.
+            assert_eq!(unsafe { libc::raise(libc::SIGINT) }, 0);
+            // SAFETY: `pending` is a valid, writable sigset_t.
+            assert_eq!(unsafe { libc::sigpending(&mut pending) }, 0);
+            // SAFETY: `pending` was filled by sigpending.
+            assert_eq!(unsafe { libc::sigismember(&pending, libc::SIGINT) }, 1);
+            // Consume it here, so that it never reaches the test harness.
+            // SAFETY: a zeroed sigset_t is valid; sigemptyset initialises it below.
+            let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+            // SAFETY: `set` is initialised by sigemptyset; sigwait blocks until SIGINT, pending.
+            unsafe {
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGINT);
+                let mut sig = 0;
+                assert_eq!(libc::sigwait(&set, &mut sig), 0);
+                assert_eq!(sig, libc::SIGINT);
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
