@@ -118,20 +118,19 @@ pub fn check(root: &Root, target: &RtCgroup) -> Result<Plan, MeasureError> {
     if let RtCgroup::Path(p) = target {
         let rel = dir(p);
         if root.kind(&rel) != Some(host::root::Kind::Dir) {
-            let hint = match p.strip_prefix(&mount).filter(|r| r.starts_with('/')) {
-                Some(r) => {
-                    let why = format!(
-                        "not a cgroup path: the path is taken under the cgroup mount {mount}, \
-                         so give {r}"
-                    );
-                    return Err(refuse(p.clone(), why));
-                }
-                None => format!(
-                    "no such cgroup under the cpu controller's mount {mount}: create it first \
-                     (mkdir {rel}) and give it an RT budget, or use `root`"
-                ),
-            };
-            return Err(refuse(rel, hint));
+            // A file-system path given with the mount in front (`/sys/fs/cgroup/cpu/rt`).
+            if let Some(r) = p.strip_prefix(&mount).filter(|r| r.starts_with('/')) {
+                let why = format!(
+                    "not a cgroup path: the path is taken under the cgroup mount {mount}, so \
+                     give {r}"
+                );
+                return Err(refuse(p.clone(), why));
+            }
+            let why = format!(
+                "no such cgroup under the cpu controller's mount {mount}: create it first \
+                 (mkdir {rel}) and give it an RT budget, or use `root`"
+            );
+            return Err(refuse(rel, why));
         }
         let at = host::rt::place_at(root, v1, &mount, p);
         let zero = match &at {
