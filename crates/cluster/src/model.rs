@@ -357,6 +357,7 @@ mod tests {
         let mut r = results::LatencyResult {
             envelope: results::Envelope::new(results::Kind::Timer, "lowlat test"),
             realtime: true,
+            series_step_s: 1,
             threads: vec![results::ThreadResult {
                 cpu: Some(1),
                 stats: h.summary(),

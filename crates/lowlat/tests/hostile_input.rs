@@ -409,6 +409,25 @@ fn an_unreadable_root_is_a_runtime_error_not_a_usage_error() {
 }
 
 #[test]
+fn snapshot_progress_escapes_host_and_path_names() {
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures/firecracker-vm.tgz");
+    let d = tempfile::tempdir().unwrap();
+    // Both the source (a root whose name holds a title-setting OSC) and the output path are
+    // printed back; `check` refuses any raw ESC or BEL on stdout and stderr.
+    let evil = d.path().join("evil\x1b]0;owned\x07");
+    std::fs::create_dir(&evil).unwrap();
+    let root = evil.join("vm.tgz");
+    std::fs::copy(&fixture, &root).unwrap();
+    let out = evil.join("s\x1b[2J.tgz");
+    let args = ["snapshot", "--root", s(&root), "-o", s(&out)];
+    let r = lowlat(&args);
+    check(&r, &args, 0);
+    assert!(r.stdout.contains("evil\\u{1b}]0;owned\\u{7}/s\\u{1b}[2J.tgz"), "{}", r.stdout);
+    assert!(out.exists());
+}
+
+#[test]
 fn snapshot_says_it_holds_command_lines_and_can_leave_them_out() {
     let fixture =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../host/tests/fixtures/firecracker-vm.tgz");

@@ -153,6 +153,62 @@ fn cyclictest_text_mode_keeps_scripts_working() {
 }
 
 #[test]
+fn the_table_escapes_what_the_load_command_holds() {
+    // The table names the load command; text in it must not reach the terminal as escapes.
+    let o = lowlat()
+        .args(["measure", "timer", "--loops", "50", "--interval", "100us", "--cpus", &cpu()])
+        .args(["--load-cmd", "sleep 5 # \x1b]0;owned\x07\x1b[2J"])
+        .output()
+        .unwrap();
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("(sleep 5 # \\u{1b}]0;owned\\u{7}\\u{1b}[2J)"), "{out}");
+    assert!(!out.contains(['\x1b', '\x07']) && !err.contains(['\x1b', '\x07']), "{out}{err}");
+}
+
+#[test]
+fn interference_cmd_runs_for_timer_and_noise_and_its_end_is_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let ran = d.path().join("ran");
+    // It leaves a trace (so it ran) and would run 30 s: lowlat stops it at the end.
+    let cmd = format!("touch {}; exec sleep 30", ran.display());
+    let runs: [(&str, &[&str]); 2] =
+        [("timer", &["--loops", "50", "--interval", "100us"]), ("noise", &["-D", "1"])];
+    for (kind, len) in runs {
+        let o = lowlat()
+            .args(["measure", kind, "--cpus", &cpu(), "--json", "-"])
+            .args(len)
+            .args(["--interference-cmd", &cmd])
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{kind}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let load = &v["load"];
+        assert_eq!(load["kind"], "external", "{kind}: {load}");
+        assert_eq!(load["command"], cmd.as_str());
+        assert!(load["cpus"].as_str().is_some_and(|c| !c.is_empty()), "{load}");
+        assert_eq!(load["exit"]["ended_by"], "sigterm", "{kind}: {load}");
+        assert_eq!(load["exit"]["signal"], 15, "{kind}: {load}");
+        assert!(std::fs::remove_file(&ran).is_ok(), "{kind}: the command ran");
+    }
+    // A command that ends by itself is recorded as such, with its code, and noted.
+    let o = lowlat()
+        .args(["measure", "timer", "-D", "1", "--cpus", &cpu(), "--json", "-"])
+        .args(["--interference-cmd", "exit 7"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["load"]["exit"]["ended_by"], "itself", "{}", v["load"]);
+    assert_eq!(v["load"]["exit"]["code"], 7);
+    assert!(v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("exited during")));
+}
+
+#[test]
 fn bad_cpus_and_main_cpu_are_usage_errors() {
     lowlat()
         .args(["measure", "timer", "--cpus", "4095"])

@@ -56,6 +56,37 @@ fn watch_cmd_finds_a_step_in_command_duration() {
 }
 
 #[test]
+fn watch_output_refuses_a_symlink_and_leaves_its_target_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "keep\n").unwrap();
+    let out = d.path().join("w.jsonl");
+    std::os::unix::fs::symlink(&victim, &out).unwrap();
+    let o = lowlat()
+        .args(["watch", "cmd", "--interval", "0s", "--count", "2", "-o"])
+        .arg(&out)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "an input error: {stderr}");
+    assert!(stderr.contains(&format!("{}: is a symbolic link", out.display())), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n", "target untouched");
+    // A plain path works, and a second run appends.
+    std::fs::remove_file(&out).unwrap();
+    for _ in 0..2 {
+        let o = lowlat()
+            .args(["watch", "cmd", "--interval", "0s", "--count", "2", "-o"])
+            .arg(&out)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(lines(&out).len(), 4);
+}
+
+#[test]
 fn watch_storage_samples_and_cleans_up() {
     let d = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@
 //! - [`load`]: built-in and external load on the housekeeping CPUs.
 //! - [`sys`]: the syscalls of the measuring loops (clocks, sleeps, mlockall, the PM QoS hold);
 //!   [`shared`]: the lock-free per-thread recorder; [`runner`]: orchestration;
+//!   [`series`]: the result's per-second series, bounded by a step chosen per run;
 //!   `procstat`: per-second counters (`/proc/interrupts`, `/proc/softirqs`, context
 //!   switches) read through `host::Root` and parsed by host's parsers.
 //! - [`rt_cgroup`]: `--rt-cgroup`, the run moved into a cgroup with an RT budget and back.
@@ -24,6 +25,7 @@ mod progress;
 pub mod rt_cgroup;
 pub mod runner;
 mod select;
+pub mod series;
 pub mod session;
 pub mod shared;
 pub mod sys;

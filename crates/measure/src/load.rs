@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use cpuset::CpuSet;
-use results::LoadInfo;
+use results::{LoadEnd, LoadExit, LoadInfo};
 
 use crate::error::MeasureError;
 use crate::select::list;
@@ -199,7 +199,12 @@ impl RunningLoad {
                 threads.push(h);
             }
         }
-        let info = LoadInfo { kind: spec.name.clone(), cpus: Some(list(&cpus)), command: None };
+        let info = LoadInfo {
+            kind: spec.name.clone(),
+            cpus: Some(list(&cpus)),
+            command: None,
+            exit: None,
+        };
         Ok(Self { stop, threads, child: None, files, info })
     }
 
@@ -229,6 +234,7 @@ impl RunningLoad {
             kind: "external".into(),
             cpus: Some(list(cpus)),
             command: Some(cmd.to_string()),
+            exit: None,
         };
         Ok(Self {
             stop: Arc::new(AtomicBool::new(false)),
@@ -251,18 +257,22 @@ impl RunningLoad {
     }
 
     /// Stop everything: threads joined, the process group terminated (SIGTERM, then SIGKILL
-    /// after 3 s), temporary files removed.
-    pub fn stop(&mut self) {
+    /// after 3 s), temporary files removed. Returns how an external command ended (the first
+    /// call only); [`RunningLoad::info`]'s `exit` says the same.
+    pub fn stop(&mut self) -> Option<LoadExit> {
         self.stop.store(true, Ordering::SeqCst);
         for h in self.threads.drain(..) {
             let _ = h.join();
         }
-        if let Some(mut c) = self.child.take() {
+        let exit = self.child.take().map(|mut c| {
             util::signal::forget_second_signal(kill_load_group);
             LOAD_PGID.store(0, Ordering::SeqCst);
             let pgid = c.id() as libc::pid_t;
+            // Ended by itself already? (Its group may live on: it is stopped all the same.)
+            let early = c.try_wait().ok().flatten();
             // SAFETY: signalling our own child's process group.
             unsafe { libc::kill(-pgid, libc::SIGTERM) };
+            let mut ended_by = if early.is_some() { LoadEnd::Itself } else { LoadEnd::Sigterm };
             let deadline = Instant::now() + Duration::from_secs(3);
             // Wait for the whole group (the shell and what it started), not just the shell.
             // SAFETY: signal 0 only checks whether the group still has a member.
@@ -275,15 +285,28 @@ impl RunningLoad {
                 if Instant::now() >= deadline {
                     // SAFETY: as above.
                     unsafe { libc::kill(-pgid, libc::SIGKILL) };
+                    if early.is_none() {
+                        ended_by = LoadEnd::Sigkill;
+                    }
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            let _ = c.wait();
-        }
+            let status = early.or_else(|| c.wait().ok());
+            use std::os::unix::process::ExitStatusExt as _;
+            LoadExit {
+                ended_by,
+                code: status.and_then(|s| s.code()),
+                signal: status.and_then(|s| s.signal()),
+            }
+        });
         for f in self.files.drain(..) {
             let _ = std::fs::remove_file(f);
         }
+        if exit.is_some() {
+            self.info.exit.clone_from(&exit);
+        }
+        exit
     }
 }
 
@@ -313,11 +336,28 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         l.stop();
         assert_eq!(l.info.cpus.as_deref(), Some("0"));
+        assert_eq!(l.stop(), None, "no command");
         let mut e = RunningLoad::start_command("sleep 30", &[0]).unwrap();
         assert!(e.exited_early().is_none());
         let t = Instant::now();
-        e.stop();
+        let exit = e.stop().unwrap();
         assert!(t.elapsed() < Duration::from_secs(2), "SIGTERM stopped it");
+        assert_eq!(exit.ended_by, LoadEnd::Sigterm);
+        assert_eq!((exit.code, exit.signal), (None, Some(libc::SIGTERM)), "{exit}");
+        assert_eq!(e.info.exit.as_ref(), Some(&exit));
+        assert_eq!(e.stop(), None, "once");
+        // One that ends by itself says so, with its code.
+        let mut e = RunningLoad::start_command("exit 3", &[0]).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(e.exited_early().is_some());
+        let exit = e.stop().unwrap();
+        assert_eq!((exit.ended_by, exit.code), (LoadEnd::Itself, Some(3)), "{exit}");
+        // One that ignores SIGTERM is killed.
+        let mut e =
+            RunningLoad::start_command("trap '' TERM; while :; do sleep 0.05; done", &[0]).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let exit = e.stop().unwrap();
+        assert_eq!(exit.ended_by, LoadEnd::Sigkill, "{exit}");
     }
 
     /// The I/O stressor writes a file of its own (new, private, not a planted symlink) and

@@ -67,10 +67,11 @@ pub struct Moved {
 impl Drop for Moved {
     fn drop(&mut self) {
         if let Err(e) = std::fs::write(&self.back, std::process::id().to_string()) {
+            // The cgroup's name is the host's text.
             eprintln!(
                 "lowlat: could not move back to cgroup {} ({}: {e}); the process ends anyway",
-                self.from,
-                self.back.display()
+                util::term::sanitize(&self.from, false),
+                util::term::sanitize(&self.back.display().to_string(), false)
             );
         }
     }

@@ -12,6 +12,7 @@ use util::sched::{self, Policy};
 use crate::error::MeasureError;
 use crate::procstat;
 use crate::select::list;
+use crate::series::{SeriesSet, FOLD_LAG_SECONDS};
 use crate::shared::Recorder;
 use crate::sys::{self, Clock, Monotonic};
 
@@ -84,8 +85,9 @@ pub fn pick_main_cpu(requested: Option<u32>, measured: &[u32], online: &[u32]) -
     requested.or_else(|| online.iter().copied().find(|c| !measured.contains(c)))
 }
 
-/// Longest per-second series kept (a ring): runs longer than a day keep their last day, so
-/// memory does not grow with run length.
+/// Longest run the per-minute breach counts cover (a ring): runs longer than a day keep their
+/// last day, so memory does not grow with run length. The per-second series is bounded
+/// separately ([`crate::series`]).
 pub const MAX_SERIES_SECONDS: usize = 24 * 3600;
 
 /// Stack of each measuring thread: small, because `mlockall` makes it resident; the first
@@ -175,6 +177,9 @@ where
             }
         })
         .collect();
+    // The run's seconds with a margin (the last partial second, the start's 50 ms).
+    let planned = c.duration.map(|d| d.as_secs() + 2);
+    let mut series = SeriesSet::new(c.cpus.len(), kind == results::Kind::Noise, planned);
     let tids: Vec<AtomicU32> = c.cpus.iter().map(|_| AtomicU32::new(0)).collect();
     let stop = AtomicBool::new(false);
     let ready = AtomicUsize::new(0);
@@ -252,6 +257,7 @@ where
             while elapsed_ns >= (seconds_seen + 1) * 1_000_000_000 + 20_000_000 {
                 seconds_seen += 1;
                 hook.second(seconds_seen, &recs, &tid_vals);
+                series.fold_until(seconds_seen.saturating_sub(FOLD_LAG_SECONDS), &recs);
                 let live: Vec<Live> = c
                     .cpus
                     .iter()
@@ -268,7 +274,8 @@ where
             if let Some(every) = checkpoint_ns {
                 if elapsed_ns - last_checkpoint >= every {
                     last_checkpoint = elapsed_ns;
-                    let partial = build(kind, c, &recs, elapsed_ns, true, realtime, &notes, None);
+                    let partial =
+                        build(kind, c, &recs, &series, elapsed_ns, true, realtime, &notes, None);
                     observer.checkpoint(&partial);
                 }
             }
@@ -313,6 +320,7 @@ where
         kind,
         c,
         &recs,
+        &series,
         elapsed_ns,
         interrupted || stopped_on_threshold,
         realtime,
@@ -348,6 +356,7 @@ fn build(
     kind: results::Kind,
     c: &Common,
     recs: &[Recorder],
+    series: &SeriesSet,
     elapsed_ns: u64,
     partial: bool,
     realtime: bool,
@@ -363,13 +372,14 @@ fn build(
     let secs = (elapsed_ns / 1_000_000_000) as usize
         + usize::from(!elapsed_ns.is_multiple_of(1_000_000_000));
     let mut breaches = Vec::new();
+    let (series_step_s, points) = series.snapshot(recs, secs as u64);
     let mut threads: Vec<ThreadResult> = c
         .cpus
         .iter()
         .zip(recs)
-        .map(|(&cpu, rec)| {
+        .zip(points)
+        .map(|((&cpu, rec), (per_second_max_ns, noise))| {
             let h = rec.snapshot();
-            let (per_second_max_ns, noise) = rec.series(secs);
             let (worst, breach_count) = rec.breaches(Some(cpu));
             breaches.extend(worst);
             ThreadResult {
@@ -396,6 +406,7 @@ fn build(
     LatencyResult {
         envelope,
         realtime,
+        series_step_s,
         threads,
         breaches,
         load: c.load.clone(),
@@ -407,22 +418,15 @@ fn build(
 mod tests {
     use super::*;
 
-    /// The bound on breaches, end to end: 256 threads that each breached every 20 ms for 20
-    /// minutes give a result listing the worst 1000 overall (in time order), every breach
-    /// counted per thread and per minute, and a breach part of the JSON that stays small
-    /// (it grows by one number per CPU-minute, not per breach).
-    #[test]
-    fn breaches_stay_bounded_for_many_cpus_and_long_runs() {
-        let secs = 20 * 60;
-        let cpus: Vec<u32> = (0..256).collect();
-        let c = Common {
-            cpus: cpus.clone(),
+    fn common(cpus: &[u32], secs: u64, threshold_ns: Option<u64>) -> Common {
+        Common {
+            cpus: cpus.to_vec(),
             main_cpu: None,
-            online: cpus.clone(),
+            online: cpus.to_vec(),
             duration: Some(std::time::Duration::from_secs(secs)),
             policy: Policy::Other,
             priority: 0,
-            threshold_ns: Some(50_000),
+            threshold_ns,
             stop_on_threshold: false,
             dma_latency: false,
             host: HostContext::default(),
@@ -431,7 +435,155 @@ mod tests {
             params: serde_json::Value::Null,
             load: None,
             checkpoint_every: None,
-        };
+        }
+    }
+
+    /// Noise recorders as the noise run makes them: a 3 GHz counter's fast table for gaps
+    /// under 1 µs.
+    fn noise_recorders(n: usize, secs: u64, threshold_ns: Option<u64>) -> (Vec<Recorder>, u64) {
+        let mult = ((1_000_000_000u128 << 32) / 3_000_000_000u128) as u64;
+        let recs = (0..n)
+            .map(|_| {
+                Recorder::new(HistogramConfig::LATENCY, secs as usize + 2, threshold_ns)
+                    .with_noise_series(secs as usize + 2)
+                    .with_fast_table(3_000, mult)
+            })
+            .collect();
+        (recs, mult)
+    }
+
+    /// The main thread's schedule over a whole run: second `s` of every thread is recorded
+    /// (by `second`), then what ended [`FOLD_LAG_SECONDS`] ago is folded.
+    fn run_seconds(
+        recs: &[Recorder],
+        secs: u64,
+        planned: u64,
+        noise: bool,
+        second: impl Fn(usize, &Recorder, u64),
+    ) -> SeriesSet {
+        let mut series = SeriesSet::new(recs.len(), noise, Some(planned));
+        for s in 0..secs {
+            for (i, r) in recs.iter().enumerate() {
+                second(i, r, s);
+            }
+            series.fold_until((s + 1).saturating_sub(FOLD_LAG_SECONDS), recs);
+        }
+        series
+    }
+
+    /// A run longer than its budget (64 CPUs × 6 h of noise: 2.8 M per-second values for
+    /// 262,144 points) gets 15 s points; each is the maximum of its seconds, so the series'
+    /// maximum is the thread's maximum (the fast path's gaps included), and the noise
+    /// series still adds up to the thread's total noise.
+    #[test]
+    fn a_run_longer_than_its_budget_keeps_the_worst_in_each_point() {
+        let (secs, n) = (6 * 3600u64, 64usize);
+        let cpus: Vec<u32> = (0..n as u32).collect();
+        let (recs, _) = noise_recorders(n, secs, None);
+        let gap = |i: usize, s: u64| 100 + (s * 7_919 + i as u64 * 104_729) % 2_900;
+        let series = run_seconds(&recs, secs, secs + 2, true, |i, r, s| {
+            let ticks = gap(i, s);
+            assert!(r.record_fast(ticks));
+            r.raise_second_fast(s as usize, ticks);
+            if (s + i as u64).is_multiple_of(997) {
+                // A slow-path gap now and then (an interruption of 5-45 µs).
+                let ns = 5_000 + (s % 41) * 1_000;
+                r.record_at(ns, s as usize, || s * 1_000_000_000);
+                r.add_noise(s as usize, ns);
+            }
+        });
+        let c = common(&cpus, secs, None);
+        let r = build(
+            results::Kind::Noise,
+            &c,
+            &recs,
+            &series,
+            secs * 1_000_000_000,
+            false,
+            true,
+            &[],
+            None,
+        );
+        assert_eq!(r.series_step_s, 15);
+        let points: usize =
+            r.threads.iter().map(|t| t.per_second_max_ns.len() + t.per_second_noise_ns.len()).sum();
+        assert!(points <= crate::series::SERIES_BUDGET_POINTS, "{points}");
+        for (i, t) in r.threads.iter().enumerate() {
+            assert_eq!(t.per_second_max_ns.len(), (secs / 15) as usize);
+            assert_eq!(t.per_second_max_ns.iter().max().copied(), Some(t.stats.max_ns), "CPU {i}");
+            assert_eq!(t.per_second_noise_ns.iter().sum::<u64>(), t.total_noise_ns.unwrap_or(0));
+            // Point 7 is the max of seconds 105..120, fast gaps and slow ones alike.
+            let want = (105..120)
+                .map(|s| {
+                    let slow = (s + i as u64).is_multiple_of(997).then(|| 5_000 + (s % 41) * 1_000);
+                    recs[i].fast_ns_for_test(gap(i, s)).max(slow.unwrap_or(0))
+                })
+                .max();
+            assert_eq!(Some(t.per_second_max_ns[7]), want);
+        }
+    }
+
+    /// The documented size: a synthetic 256-CPU × 12 h noise result (every CPU with ~250
+    /// non-empty histogram buckets, a breach every 100 s) serializes to under 5 MB, of
+    /// which the series are under 2.5 MB whatever the values (the histograms, ~45 bytes per
+    /// non-empty bucket and CPU, are the rest).
+    #[test]
+    fn a_256_cpu_12_hour_result_stays_a_few_mb() {
+        let (secs, n) = (12 * 3600u64, 256usize);
+        let cpus: Vec<u32> = (0..n as u32).collect();
+        let (recs, _) = noise_recorders(n, secs, Some(40_000));
+        let series = run_seconds(&recs, secs, secs + 2, true, |i, r, s| {
+            let x = s * 7_919 + i as u64 * 104_729;
+            r.record_fast(300 + x % 2_000);
+            r.raise_second_fast(s as usize, 300 + x % 2_000);
+            // One interruption a second: 1-20 µs, and 40-90 µs every 100 s.
+            let ns =
+                if x.is_multiple_of(100) { 40_000 + x % 50 * 1_000 } else { 1_000 + x % 19_000 };
+            r.record_at(ns, s as usize, || s * 1_000_000_000 + x % 1_000_000_000);
+            r.add_noise(s as usize, ns);
+        });
+        let c = common(&cpus, secs, Some(40_000));
+        let r = build(
+            results::Kind::Noise,
+            &c,
+            &recs,
+            &series,
+            secs * 1_000_000_000,
+            false,
+            true,
+            &[],
+            None,
+        );
+        assert_eq!(r.series_step_s, 120);
+        let json = serde_json::to_string(&r).unwrap_or_default();
+        let series_bytes: usize = r
+            .threads
+            .iter()
+            .map(|t| {
+                let a = serde_json::to_string(&t.per_second_max_ns).unwrap_or_default();
+                let b = serde_json::to_string(&t.per_second_noise_ns).unwrap_or_default();
+                a.len() + b.len()
+            })
+            .sum();
+        let buckets: usize = r.threads.iter().map(|t| t.histogram.buckets.len()).sum();
+        eprintln!(
+            "256 CPUs × 12 h noise: {} bytes of JSON, series {series_bytes} bytes, {} buckets per CPU",
+            json.len(),
+            buckets / n
+        );
+        assert!(series_bytes < 2_500_000, "{series_bytes}");
+        assert!(json.len() < 5_000_000, "{}", json.len());
+    }
+
+    /// The bound on breaches, end to end: 256 threads that each breached every 20 ms for 20
+    /// minutes give a result listing the worst 1000 overall (in time order), every breach
+    /// counted per thread and per minute, and a breach part of the JSON that stays small
+    /// (it grows by one number per CPU-minute, not per breach).
+    #[test]
+    fn breaches_stay_bounded_for_many_cpus_and_long_runs() {
+        let secs = 20 * 60;
+        let cpus: Vec<u32> = (0..256).collect();
+        let c = common(&cpus, secs, Some(50_000));
         let recs: Vec<Recorder> = cpus
             .iter()
             .map(|cpu| {
@@ -443,8 +595,19 @@ mod tests {
                 r
             })
             .collect();
-        let r =
-            build(results::Kind::Timer, &c, &recs, secs * 1_000_000_000, false, false, &[], None);
+        let mut series = SeriesSet::new(cpus.len(), false, Some(secs));
+        series.fold_until(secs, &recs);
+        let r = build(
+            results::Kind::Timer,
+            &c,
+            &recs,
+            &series,
+            secs * 1_000_000_000,
+            false,
+            false,
+            &[],
+            None,
+        );
         assert_eq!(r.breaches.len(), crate::shared::MAX_BREACHES);
         assert_eq!(r.breach_total(), 256 * secs * 50);
         assert!(r.breaches.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "time order");

@@ -144,11 +144,11 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         None => None,
     };
     let common = common(req, &host, cpus, online, load.as_ref().map(|l| l.info.clone()));
-    let mut progress = Progress {
-        tty: req.progress && is_tty(Stream::Stderr),
-        total: common.duration,
-        checkpoint: req.checkpoint.clone(),
-    };
+    let mut progress = Progress::new(
+        req.progress && is_tty(Stream::Stderr),
+        common.duration,
+        req.checkpoint.clone(),
+    );
     let run = match req.kind {
         LatencyKind::Timer { interval, loops } => {
             timer::run(&timer::TimerConfig { common, interval, loops }, &mut progress)
@@ -165,7 +165,10 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     drop(moved);
     if let Some(l) = load.as_mut() {
         r.notes.extend(l.exited_early());
-        l.stop();
+        // What ran: how the external command ended.
+        if let (Some(exit), Some(info)) = (l.stop(), r.load.as_mut()) {
+            info.exit = Some(exit);
+        }
     }
     let threshold = req.threshold.map(|t| t.as_nanos() as u64);
     let reached = threshold.is_some_and(|t| r.threads.iter().any(|th| th.stats.max_ns >= t));

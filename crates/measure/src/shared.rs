@@ -1,7 +1,8 @@
 //! Per-thread statistics written by one measuring thread and read by the main thread while
 //! the run goes on: a histogram of relaxed atomic counters (single writer, so an increment
-//! is a plain load + store, as cheap as a `u64`), exact min/max/sum, overruns, a ring of
-//! per-second maxima and noise totals, the worst threshold breaches (a bounded min-heap) and
+//! is a plain load + store, as cheap as a `u64`), exact min/max/sum, overruns, a short ring of
+//! per-second maxima and noise totals (folded by the main thread into the result's bounded
+//! series, [`crate::series`]), the worst threshold breaches (a bounded min-heap) and
 //! breach counts per minute. The noise loop's common case, a gap shorter than the fast table
 //! ([`Recorder::with_fast_table`]), is one counter increment indexed by the raw tick count:
 //! no conversion, no division; the table is folded into the histogram when a snapshot is
@@ -15,6 +16,15 @@ use results::{Breach, Histogram, HistogramConfig};
 /// Most breaches kept: each thread keeps its worst this many, and a result keeps the worst
 /// this many over all its threads (every breach is still counted, per thread and per minute).
 pub const MAX_BREACHES: usize = results::latency::MAX_BREACHES;
+
+/// Seconds of the per-second ring (a power of two): the main thread folds a second into the
+/// series [`crate::series::FOLD_LAG_SECONDS`] after it ended, so the ring only bridges that.
+pub const RING_SECONDS: usize = 64;
+
+/// Ring length for a run of `seconds`: a power of two, at most [`RING_SECONDS`].
+fn ring_len(seconds: usize) -> usize {
+    seconds.clamp(1, RING_SECONDS).next_power_of_two()
+}
 
 /// Most entries of the noise loop's fast table (gaps of fewer ticks are counted by tick).
 pub const FAST_TABLE_MAX: usize = 4096;
@@ -60,7 +70,8 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder for a run of up to `seconds` seconds (longer runs wrap the series ring).
+    /// A recorder for a run of up to `seconds` seconds (the per-minute breach counts cover
+    /// that; the per-second ring holds [`RING_SECONDS`] at most and wraps).
     pub fn new(config: HistogramConfig, seconds: usize, threshold_ns: Option<u64>) -> Self {
         let ring = |n: usize| (0..n).map(|_| AtomicU64::new(0)).collect::<Box<[_]>>();
         Self {
@@ -74,8 +85,8 @@ impl Recorder {
             sum_sq: AtomicU64::new(0f64.to_bits()),
             overruns: AtomicU64::new(0),
             last: AtomicU64::new(0),
-            per_second_max: ring(seconds.max(1)),
-            per_second_noise: ring(seconds.max(1)),
+            per_second_max: ring(ring_len(seconds)),
+            per_second_noise: ring(ring_len(seconds)),
             total_noise: AtomicU64::new(0),
             breaches: (0..MAX_BREACHES).map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(),
             breach_count: AtomicU64::new(0),
@@ -115,20 +126,25 @@ impl Recorder {
         }
     }
 
+    /// The ns of a fast gap of `ticks` (tests).
+    #[cfg(test)]
+    pub(crate) fn fast_ns_for_test(&self, ticks: u64) -> u64 {
+        self.fast_ns(ticks)
+    }
+
     /// Raise second `sec`'s maximum to the longest fast gap of that second (`ticks`).
     #[inline]
     pub fn raise_second_fast(&self, sec: usize, ticks: u64) {
         if ticks > 0 {
-            let len = self.per_second_max.len();
-            if let Some(s) = self.per_second_max.get(sec % len) {
+            if let Some(s) = self.per_second_max.get(sec & (self.per_second_max.len() - 1)) {
                 raise(s, self.fast_ns(ticks));
             }
         }
     }
 
-    /// Size the noise series ring (timer runs keep a 1-entry ring).
+    /// Size the noise ring for a run of `seconds` (timer runs keep a 1-entry ring).
     pub fn with_noise_series(mut self, seconds: usize) -> Self {
-        self.per_second_noise = (0..seconds.max(1)).map(|_| AtomicU64::new(0)).collect();
+        self.per_second_noise = (0..ring_len(seconds)).map(|_| AtomicU64::new(0)).collect();
         self
     }
 
@@ -172,9 +188,8 @@ impl Recorder {
         let sq = f64::from_bits(self.sum_sq.load(Relaxed)) + (v as f64) * (v as f64);
         self.sum_sq.store(sq.to_bits(), Relaxed);
         self.last.store(v, Relaxed);
-        let len = self.per_second_max.len();
-        let slot = if sec < len { sec } else { sec % len };
-        if let Some(s) = self.per_second_max.get(slot) {
+        // The ring's length is a power of two: a mask, not a division.
+        if let Some(s) = self.per_second_max.get(sec & (self.per_second_max.len() - 1)) {
             raise(s, v);
         }
         if v >= self.threshold_ns {
@@ -252,7 +267,7 @@ impl Recorder {
     /// Add `ns` of noise to second `sec` (noise loops).
     #[inline]
     pub fn add_noise(&self, sec: usize, ns: u64) {
-        if let Some(s) = self.per_second_noise.get(sec % self.per_second_noise.len()) {
+        if let Some(s) = self.per_second_noise.get(sec & (self.per_second_noise.len() - 1)) {
             bump(s, ns);
         }
         bump(&self.total_noise, ns);
@@ -286,9 +301,23 @@ impl Recorder {
         self.per_second_max.get(sec % self.per_second_max.len()).map_or(0, |a| a.load(Relaxed))
     }
 
-    /// Noise of second `sec`.
+    /// Noise of second `sec` (ring position).
     pub fn second_noise(&self, sec: usize) -> u64 {
         self.per_second_noise.get(sec % self.per_second_noise.len()).map_or(0, |a| a.load(Relaxed))
+    }
+
+    /// Seconds of the per-second ring.
+    pub fn ring_seconds(&self) -> usize {
+        self.per_second_max.len()
+    }
+
+    /// Take second `sec`'s (max, noise) out of the ring, leaving its slot 0 for second
+    /// `sec + ring_seconds()` (main thread). An atomic swap: a sample the measuring thread
+    /// raises the slot with meanwhile is either taken here or stays for the next take.
+    pub(crate) fn take_second(&self, sec: usize) -> (u64, u64) {
+        let max = self.per_second_max.get(sec % self.per_second_max.len());
+        let noise = self.per_second_noise.get(sec % self.per_second_noise.len());
+        (max.map_or(0, |a| a.swap(0, Relaxed)), noise.map_or(0, |a| a.swap(0, Relaxed)))
     }
 
     /// Total noise so far.
@@ -347,15 +376,6 @@ impl Recorder {
         let len = self.per_minute_breaches.len();
         (minutes - n..minutes).map(|m| self.per_minute_breaches[m % len].load(Relaxed)).collect()
     }
-
-    /// The per-second maxima for the first `secs` seconds (ring order resolved).
-    pub fn series(&self, secs: usize) -> (Vec<u64>, Vec<u64>) {
-        let n = secs.min(self.per_second_max.len());
-        let first = secs - n;
-        let max = (first..secs).map(|s| self.second_max(s)).collect();
-        let noise = (first..secs).map(|s| self.second_noise(s)).collect();
-        (max, noise)
-    }
 }
 
 #[cfg(test)]
@@ -371,7 +391,8 @@ mod tests {
             h.record(*v);
         }
         assert_eq!(r.snapshot().summary(), h.summary());
-        assert_eq!(r.series(3).0, vec![20_000, 60_000, 3_000]);
+        let series: Vec<u64> = (0..3).map(|s| r.second_max(s)).collect();
+        assert_eq!(series, vec![20_000, 60_000, 3_000]);
         let (b, n) = r.breaches(Some(2));
         assert_eq!(n, 1);
         assert_eq!(b[0], Breach { cpu: Some(2), t_ns: 1_400_000_000, value_ns: 60_000 });
@@ -422,7 +443,7 @@ mod tests {
         }
         assert_eq!(fast.snapshot(), slow.snapshot());
         assert_eq!((fast.count(), fast.max()), (slow.count(), slow.max()));
-        assert_eq!(fast.series(1), slow.series(1));
+        assert_eq!(fast.second_max(0), slow.second_max(0));
         assert_eq!(fast.breaches(None), slow.breaches(None));
     }
 }

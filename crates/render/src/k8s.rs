@@ -55,54 +55,17 @@ fn pod_node_selector(plan: &Plan, role: &str) -> (String, String) {
 
 /// Namespace (PodSecurity `privileged`), ServiceAccount, RoleBinding to the privileged SCC.
 fn access(ns: &str) -> Vec<Value> {
-    let privileged = || s("privileged");
-    let namespace = map(vec![
-        ("apiVersion", s("v1")),
-        ("kind", s("Namespace")),
-        (
-            "metadata",
-            map(vec![
-                ("name", s(ns)),
-                (
-                    "labels",
-                    map(vec![
-                        ("pod-security.kubernetes.io/enforce", privileged()),
-                        ("pod-security.kubernetes.io/audit", privileged()),
-                        ("pod-security.kubernetes.io/warn", privileged()),
-                        ("security.openshift.io/scc.podSecurityLabelSync", s("false")),
-                    ]),
-                ),
-            ]),
+    use crate::rbac::{binding, privileged_namespace, service_account, Scope};
+    vec![
+        privileged_namespace(ns),
+        service_account(SERVICE_ACCOUNT, ns),
+        binding(
+            "lowlat-latency-test-privileged-scc",
+            Scope::Namespace(ns),
+            ("ClusterRole", PRIVILEGED_SCC_ROLE),
+            &[(SERVICE_ACCOUNT, ns)],
         ),
-    ]);
-    let meta = |name: &str| map(vec![("name", s(name)), ("namespace", s(ns))]);
-    let sa = map(vec![
-        ("apiVersion", s("v1")),
-        ("kind", s("ServiceAccount")),
-        ("metadata", meta(SERVICE_ACCOUNT)),
-    ]);
-    let binding = map(vec![
-        ("apiVersion", s("rbac.authorization.k8s.io/v1")),
-        ("kind", s("RoleBinding")),
-        ("metadata", meta("lowlat-latency-test-privileged-scc")),
-        (
-            "roleRef",
-            map(vec![
-                ("apiGroup", s("rbac.authorization.k8s.io")),
-                ("kind", s("ClusterRole")),
-                ("name", s(PRIVILEGED_SCC_ROLE)),
-            ]),
-        ),
-        (
-            "subjects",
-            seq(vec![map(vec![
-                ("kind", s("ServiceAccount")),
-                ("name", s(SERVICE_ACCOUNT)),
-                ("namespace", s(ns)),
-            ])]),
-        ),
-    ]);
-    vec![namespace, sa, binding]
+    ]
 }
 
 /// The pod's script: split its exclusive CPUs (the first runs the main thread), measure,

@@ -191,11 +191,11 @@ fn many_cpu_reports_render_readably_at_1400px() {
         let docs = vec![
             report::Doc::from_value(
                 "timer.json",
-                common::many_cpus(results::Kind::Timer, cpus, 600),
+                common::many_cpus(results::Kind::Timer, cpus, 600, 1),
             ),
             report::Doc::from_value(
                 "noise.json",
-                common::many_cpus(results::Kind::Noise, cpus, 600),
+                common::many_cpus(results::Kind::Noise, cpus, 600, 1),
             ),
         ];
         let html = report::html::render(&report::build(&docs, &opts()));
@@ -205,4 +205,35 @@ fn many_cpu_reports_render_readably_at_1400px() {
         let p = check(&bin, &format!("report-{cpus}-cpus"), &html, 6);
         assert_eq!(p["heatmaps"], 4 * 2, "two heat maps per section, each a ramp and a map");
     }
+}
+
+/// A 256-CPU × 12 h result as `lowlat measure` bounds it (`series_step_s` 60 for timer, 120
+/// for noise: 720 and 360 points per CPU): the heat maps say the step, their time axis
+/// spans the 12 hours, and the report renders readably at 1400 px.
+#[test]
+fn a_stepped_12_hour_256_cpu_report_renders_readably_at_1400px() {
+    if std::env::var_os("LOWLAT_SKIP_BROWSER").is_some() {
+        eprintln!("LOWLAT_SKIP_BROWSER set: browser test skipped");
+        return;
+    }
+    let bin = browser().expect("chromium is installed (apt-get install chromium; .ci/run does)");
+    let secs = 12 * 3600;
+    let docs = vec![
+        report::Doc::from_value(
+            "timer.json",
+            common::many_cpus(results::Kind::Timer, 256, secs, 60),
+        ),
+        report::Doc::from_value(
+            "noise.json",
+            common::many_cpus(results::Kind::Noise, 256, secs, 120),
+        ),
+    ];
+    let html = report::html::render(&report::build(&docs, &opts()));
+    eprintln!("256 CPUs × 12 h, stepped: report {} KiB", html.len() / 1024);
+    assert!(html.len() < 1_200_000, "report is {} bytes", html.len());
+    assert!(html.contains("Timer latency: maximum per 1 min per CPU"), "timer heat map title");
+    assert!(html.contains("OS noise: maximum per 2 min per CPU"), "noise heat map title");
+    assert!(html.contains("12h 00m 00s"), "the time axis reaches 12 h");
+    let p = check(&bin, "report-256-cpus-12h", &html, 6);
+    assert_eq!(p["heatmaps"], 4 * 2, "two heat maps per section, each a ramp and a map");
 }

@@ -76,16 +76,18 @@ pub fn lcg(seed: &mut u64) -> u64 {
 }
 
 /// A synthetic `kind` result of `cpus` CPUs × `secs` seconds written with the `results`
-/// types, as `lowlat measure` writes it: ~150 non-empty buckets per CPU, a per-second max
-/// series, a few noisy CPUs (every 16th) and occasional spikes above 50 µs.
-pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize) -> Value {
+/// types, as `lowlat measure` writes it: ~150 non-empty buckets per CPU, a max series of one
+/// point per `step` seconds (`series_step_s`), a few noisy CPUs (every 16th) and occasional
+/// spikes above 50 µs.
+pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize, step: u64) -> Value {
+    let points = secs.div_ceil(step.max(1) as usize);
     let mut seed = u64::from(cpus);
     let threads: Vec<results::ThreadResult> = (0..cpus)
         .map(|cpu| {
             let noisy = cpu % 16 == 5;
             let mut h = results::Histogram::new(results::HistogramConfig::LATENCY);
-            let mut series = Vec::with_capacity(secs);
-            for _ in 0..secs {
+            let mut series = Vec::with_capacity(points);
+            for _ in 0..points {
                 let spike = lcg(&mut seed).is_multiple_of(if noisy { 20 } else { 400 });
                 let max = if spike {
                     50_000 + lcg(&mut seed) % 200_000
@@ -113,6 +115,7 @@ pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize) -> Value {
     let r = results::LatencyResult {
         envelope,
         realtime: true,
+        series_step_s: step,
         threads,
         breaches: Vec::new(),
         load: None,

@@ -48,6 +48,7 @@ fn result(recorded: bool) -> LatencyResult {
     LatencyResult {
         envelope,
         realtime: false,
+        series_step_s: 1,
         threads: vec![t],
         breaches: vec![],
         load: None,

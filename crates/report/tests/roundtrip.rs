@@ -65,6 +65,7 @@ fn a_lowlat_result_round_trips_through_the_report_model() {
     let r = results::latency::LatencyResult {
         envelope: results::Envelope::new(results::Kind::Timer, "lowlat test"),
         realtime: true,
+        series_step_s: 1,
         threads: vec![t],
         breaches: Vec::new(),
         load: None,
@@ -77,6 +78,23 @@ fn a_lowlat_result_round_trips_through_the_report_model() {
     assert_eq!(v.threads[0].per_second_max_ns, vec![40_000, 9_000_000]);
     assert_eq!(v.notes, ["a note"]);
     assert_eq!(**v, r, "the whole result reads back as written");
+}
+
+/// A result written before `series_step_s` existed (one point per second, no field) still
+/// loads and reports: its charts say "per second" and span its seconds.
+#[test]
+fn a_result_without_a_series_step_still_loads_and_reports() {
+    for kind in [results::Kind::Timer, results::Kind::Noise] {
+        let mut v = common::many_cpus(kind, 32, 600, 1);
+        let o = v.as_object_mut().expect("object");
+        assert!(o.remove("series_step_s").is_some());
+        let doc = Doc::from_value("old.json", v);
+        let Body::Latency(r) = &doc.body else { panic!("{:?}", doc.body) };
+        assert_eq!(r.series_step(), 1);
+        let html = report::html::render(&report::build(&[doc], &common::opts()));
+        assert!(html.contains(": maximum per second per CPU"), "{kind:?}");
+        assert!(html.contains("10m 00s"), "{kind:?}: the axis spans the 600 s");
+    }
 }
 
 #[test]

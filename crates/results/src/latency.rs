@@ -17,6 +17,12 @@ pub struct LatencyResult {
     /// Measured with real-time scheduling (SCHED_FIFO/RR) and locked memory. `false` means
     /// the numbers include ordinary scheduler delays: not a real-time claim.
     pub realtime: bool,
+    /// Seconds per point of every thread's `per_second_max_ns` / `per_second_noise_ns`: each
+    /// point is the maximum (noise: the sum) over its `series_step_s` seconds, point 0 starting
+    /// at second 0. 1 for short runs, imports and files that predate the field; lowlat widens
+    /// it so a result holds at most [`SERIES_BUDGET_POINTS`] series points in all.
+    #[serde(default = "one_second")]
+    pub series_step_s: u64,
     pub threads: Vec<ThreadResult>,
     /// The worst samples at or above `--threshold` over all threads (at most
     /// [`MAX_BREACHES`], ties keep the earlier), in the order they happened. Every breach is
@@ -31,7 +37,20 @@ pub struct LatencyResult {
     pub notes: Vec<String>,
 }
 
+/// Most series points (both series, all threads) a result written by lowlat holds: about
+/// 2 MB of JSON at worst whatever the run's length and CPU count (see `series_step_s`).
+pub const SERIES_BUDGET_POINTS: usize = 262_144;
+
+fn one_second() -> u64 {
+    1
+}
+
 impl LatencyResult {
+    /// Seconds per series point (`series_step_s`, never 0).
+    pub fn series_step(&self) -> u64 {
+        self.series_step_s.max(1)
+    }
+
     /// The scheduling the measuring threads ran with: `envelope.scheduling` when recorded;
     /// for older results, `params.policy` unless `realtime` is false and a note says the
     /// real-time policy was refused (then `other`). `None` when the result does not say.
@@ -82,10 +101,12 @@ pub struct ThreadResult {
     /// timer: wake-ups later than one full interval (periods cyclictest skips silently).
     pub overruns: u64,
     pub histogram: HistogramData,
-    /// Maximum latency / gap in each whole second of the run (ns), second 0 first.
+    /// Maximum latency / gap of each `series_step_s` seconds of the run (ns), the first
+    /// step first (one point per second when the step is 1).
     #[serde(default)]
     pub per_second_max_ns: Vec<u64>,
-    /// noise: total time lost to gaps above the loop floor in each second (ns).
+    /// noise: total time lost to gaps above the loop floor in each `series_step_s` seconds
+    /// (ns).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_second_noise_ns: Vec<u64>,
     /// noise: sum of all gaps above the loop floor (ns).
@@ -152,8 +173,49 @@ pub struct LoadInfo {
     pub kind: String,
     /// CPUs the load ran on (canonical cpu-list).
     pub cpus: Option<String>,
-    /// The external command, for `--load-cmd`.
+    /// The external command, for `--load-cmd` / `--interference-cmd`.
     pub command: Option<String>,
+    /// How the external command ended (absent for built-in loads and in older results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<LoadExit>,
+}
+
+/// How an external load command ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadExit {
+    /// Who ended it.
+    pub ended_by: LoadEnd,
+    /// Its exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+}
+
+/// Who ended an external load command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadEnd {
+    /// It ended by itself before the measurement did (it was meant to run throughout).
+    Itself,
+    /// lowlat's SIGTERM to its process group at the end of the measurement.
+    Sigterm,
+    /// lowlat's SIGKILL, 3 s after a SIGTERM it outlived.
+    Sigkill,
+}
+
+impl std::fmt::Display for LoadExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match (self.code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("signal {s}"),
+            (None, None) => "status unknown".into(),
+        };
+        match self.ended_by {
+            LoadEnd::Itself => write!(f, "ended by itself during the run ({how})"),
+            LoadEnd::Sigterm => write!(f, "stopped with SIGTERM at the end ({how})"),
+            LoadEnd::Sigkill => write!(f, "killed with SIGKILL at the end ({how})"),
+        }
+    }
 }
 
 /// One second of a run and what happened on the CPU during it.
@@ -297,6 +359,26 @@ mod tests {
         let b = |cpu, t_ns, value_ns| Breach { cpu: Some(cpu), t_ns, value_ns };
         let all = vec![b(1, 5, 10), b(2, 1, 30), b(1, 9, 30), b(2, 3, 20), b(1, 2, 5)];
         assert_eq!(worst_breaches(all, 3), vec![b(2, 1, 30), b(2, 3, 20), b(1, 9, 30)]);
+    }
+
+    #[test]
+    fn a_result_without_a_series_step_reads_as_one_second_per_point() {
+        let r = LatencyResult {
+            envelope: Envelope::new(crate::Kind::Timer, "lowlat test"),
+            realtime: true,
+            series_step_s: 120,
+            threads: vec![ThreadResult { per_second_max_ns: vec![1, 2], ..Default::default() }],
+            breaches: Vec::new(),
+            load: None,
+            notes: Vec::new(),
+        };
+        let mut v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["series_step_s"], 120);
+        assert_eq!(serde_json::from_value::<LatencyResult>(v.clone()).unwrap(), r);
+        v.as_object_mut().unwrap().remove("series_step_s");
+        let old: LatencyResult = serde_json::from_value(v).unwrap();
+        assert_eq!((old.series_step_s, old.series_step()), (1, 1));
+        assert_eq!(LatencyResult { series_step_s: 0, ..old }.series_step(), 1);
     }
 
     #[test]

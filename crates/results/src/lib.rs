@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 pub use histogram::{Bucket, Histogram, HistogramConfig, HistogramData, Summary};
 pub use latency::{
-    worst_breaches, Attribution, Breach, CpuTicks, LatencyResult, LoadInfo, ThreadResult,
-    TicksResult,
+    worst_breaches, Attribution, Breach, CpuTicks, LatencyResult, LoadEnd, LoadExit, LoadInfo,
+    ThreadResult, TicksResult,
 };
 
 /// Version of the result files' JSON shape.

@@ -77,6 +77,49 @@ pub fn create_new(path: &Path, mode: u32) -> std::io::Result<File> {
         .open(path)
 }
 
+/// Open `path` for appending, as a log or a JSON-lines series is: an existing regular file is
+/// appended to, a missing one is created with `O_EXCL` and `mode` (the umask applies). A symlink
+/// at the last component is never followed (`O_NOFOLLOW`): it is refused with an error saying
+/// so, and so is anything but a regular file (a FIFO would block, a device is not a log).
+pub fn open_append(path: &Path, mode: u32) -> std::io::Result<File> {
+    use std::io::{Error, ErrorKind};
+    let flags = libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // A file removed or created between the two opens only sends us round again.
+    for _ in 0..8 {
+        match OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(mode)
+            .custom_flags(flags)
+            .open(path)
+        {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+            done => return done,
+        }
+        let f = match OpenOptions::new()
+            .append(true)
+            .custom_flags(flags | libc::O_NONBLOCK)
+            .open(path)
+        {
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(Error::new(
+                ErrorKind::InvalidInput,
+                "is a symbolic link, which lowlat does not write through; give the file's own path",
+            )),
+            // A FIFO with no reader (O_NONBLOCK keeps the open from blocking on it).
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                return Err(Error::new(ErrorKind::InvalidInput, "is not a regular file"))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            other => other?,
+        };
+        if !f.metadata()?.is_file() {
+            return Err(Error::new(ErrorKind::InvalidInput, "is not a regular file"));
+        }
+        return Ok(f);
+    }
+    Err(Error::other("kept appearing and disappearing while being opened"))
+}
+
 /// Create a new private directory (`0700`) `<dir>/<prefix><pid>.<unique>`: `mkdir` never
 /// reuses an existing entry, so nothing planted at a guessed name is written into.
 pub fn create_unique_dir(dir: &Path, prefix: &str) -> std::io::Result<PathBuf> {
@@ -257,6 +300,42 @@ mod tests {
         assert_ne!(x, y);
         assert!(std::fs::symlink_metadata(&x).unwrap().is_dir());
         assert_eq!(std::fs::metadata(&x).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+
+    #[test]
+    fn append_creates_or_appends_and_never_follows_a_symlink() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("w.jsonl");
+        // SAFETY: umask(2) only swaps the process's file mode mask; restored below.
+        let old = unsafe { libc::umask(0o027) };
+        let made = open_append(&p, 0o644);
+        // SAFETY: as above.
+        unsafe { libc::umask(old) };
+        made.unwrap().write_all(b"one\n").unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640, "umask");
+        open_append(&p, 0o644).unwrap().write_all(b"two\n").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\ntwo\n");
+        // A symlink, to a file or dangling, is refused; its target is neither written nor made.
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = open_append(&link, 0o644).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        let dangling = d.path().join("dangling");
+        std::os::unix::fs::symlink(d.path().join("made"), &dangling).unwrap();
+        assert!(open_append(&dangling, 0o644).is_err());
+        assert!(!d.path().join("made").exists());
+        // Nor is anything but a regular file.
+        let e = open_append(d.path(), 0o644).unwrap_err();
+        assert!(e.kind() != std::io::ErrorKind::NotFound, "{e}");
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = open_append(&fifo, 0o644).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]

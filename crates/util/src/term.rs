@@ -100,6 +100,15 @@ impl<W: std::io::Write> Escaping<W> {
         Self { inner, pending: Vec::new() }
     }
 
+    /// Write the program's own control sequence (`"\r\x1b[K"`: back to the line's start and
+    /// erase it), unescaped, after the text written so far. Only for constants: never text
+    /// that came from elsewhere.
+    pub fn control(&mut self, seq: &'static str) -> std::io::Result<()> {
+        let n = self.pending.len();
+        self.emit(n)?;
+        self.inner.write_all(seq.as_bytes())
+    }
+
     fn emit(&mut self, upto: usize) -> std::io::Result<()> {
         let chunk: Vec<u8> = self.pending.drain(..upto).collect();
         let text = String::from_utf8_lossy(&chunk);
@@ -156,6 +165,20 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "cpu: AMD \\u{1b}[31mred\\u{1b}]0;t\\u{7} end\n{\"a\":\"\\u001b\"}\ttail"
         );
+    }
+
+    #[test]
+    fn own_control_sequences_pass_host_text_does_not() {
+        use std::io::Write as _;
+        let mut out = Vec::new();
+        {
+            let mut w = Escaping::new(&mut out);
+            w.control("\r\x1b[K").unwrap();
+            write!(w, "1s  cgroup \x1b[2J").unwrap();
+            w.control("\r\x1b[K").unwrap();
+            write!(w, "\r2s").unwrap();
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), "\r\x1b[K1s  cgroup \\u{1b}[2J\r\x1b[K\\r2s");
     }
 
     #[test]

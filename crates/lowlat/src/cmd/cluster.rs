@@ -291,15 +291,20 @@ fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
         .filter(|g| g.files.iter().any(|f| f == cluster::snapshot::SYSINFO))
         .map(|g| g.node.as_str())
         .collect();
-    println!(
-        "must-gather in {}: {} of {} node(s) captured",
+    // Node names come from the API server, the path from the user: through the escaping writer.
+    let mut text = format!(
+        "must-gather in {}: {} of {} node(s) captured\n",
         a.output.display(),
         ok.len(),
         nodes.len()
     );
     if let Some(first) = ok.first() {
-        println!("read back: lowlat inspect --must-gather {} --node {first}", a.output.display());
+        text.push_str(&format!(
+            "read back: lowlat inspect --must-gather {} --node {first}\n",
+            a.output.display()
+        ));
     }
+    super::common::print_view(text)?;
     Ok(if interrupted {
         ExitCode::Interrupted
     } else if ok.len() == nodes.len() {

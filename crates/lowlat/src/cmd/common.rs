@@ -115,12 +115,14 @@ impl JsonArg {
         self.json.as_ref().is_some_and(Output::is_stdout)
     }
 
-    /// Where the human view goes: stderr when the JSON takes stdout, stdout otherwise.
+    /// Where the human view goes: stderr when the JSON takes stdout, stdout otherwise; through
+    /// `util::term::Escaping`, so host text in it (process and cgroup names, paths, commands)
+    /// cannot send control sequences.
     pub fn human_view(&self) -> Box<dyn std::io::Write> {
         if self.to_stdout() {
-            Box::new(std::io::stderr())
+            Box::new(util::term::Escaping::new(std::io::stderr()))
         } else {
-            Box::new(std::io::stdout())
+            Box::new(util::term::Escaping::new(std::io::stdout()))
         }
     }
 }

@@ -64,8 +64,9 @@ pub struct RunArgs {
     /// Built-in load on the housekeeping CPUs: cpu, memory, io or all, optionally `:CPUS`.
     #[arg(long)]
     pub load: Option<LoadSpec>,
-    /// External load command (e.g. `stress-ng --cpu 1`) on the housekeeping CPUs for the run.
-    #[arg(long, conflicts_with = "load")]
+    /// External load command (e.g. `stress-ng --cpu 1`) on the housekeeping CPUs for the run,
+    /// stopped at its end; how it ended is recorded in the result's `load.exit`.
+    #[arg(long, visible_alias = "interference-cmd", value_name = "CMD", conflicts_with = "load")]
     pub load_cmd: Option<String>,
     #[command(flatten)]
     pub shown: Shown,

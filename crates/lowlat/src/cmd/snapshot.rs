@@ -2,6 +2,7 @@
 //! must-gather `sysinfo.tgz`, symlinks kept) plus `lowlat-snapshot.json`, the manifest of
 //! what could not be read and why (`host::snapshot`).
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -43,11 +44,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let failed: Vec<_> =
         m.failures.iter().filter(|f| f.kind != host::snapshot::FailureKind::NotFound).collect();
     let kib = snap.tgz.len().div_ceil(1024);
-    println!(
-        "wrote {out} ({kib} KiB): {} files, {} directories, {} symlinks from {}",
+    // Paths, the source and the failure reasons are the host's or the user's text: printed
+    // through the escaping writer.
+    let mut text = format!(
+        "wrote {out} ({kib} KiB): {} files, {} directories, {} symlinks from {}\n",
         m.files, m.dirs, m.symlinks, m.source
     );
-    println!(
+    let _ = writeln!(
+        text,
         "{} tasks, {} IRQs, {} CPUs captured; {} files absent, {} unreadable (listed in {})",
         h.tasks.as_ref().map_or(0, Vec::len),
         h.irqs.len(),
@@ -57,15 +61,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         host::snapshot::MANIFEST
     );
     for f in failed.iter().take(5) {
-        println!("  {} {}: {}", f.op, f.path, util::term::sanitize(&f.reason, false));
+        let _ = writeln!(text, "  {} {}: {}", f.op, f.path, util::term::sanitize(&f.reason, false));
     }
-    if m.process_cmdlines {
-        println!(
-            "note: it contains every process's command line (/proc/PID/cmdline), which can hold passwords or tokens given as arguments; share it with care, or take it again with --no-cmdline"
-        );
+    text.push_str(if m.process_cmdlines {
+        "note: it contains every process's command line (/proc/PID/cmdline), which can hold passwords or tokens given as arguments; share it with care, or take it again with --no-cmdline\n"
     } else {
-        println!("process command lines left out (--no-cmdline)");
-    }
-    println!("read it with: lowlat inspect --root {out}");
+        "process command lines left out (--no-cmdline)\n"
+    });
+    let _ = writeln!(text, "read it with: lowlat inspect --root {out}");
+    super::common::print_view(text)?;
     Ok(ExitCode::Ok)
 }

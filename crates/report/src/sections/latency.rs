@@ -67,6 +67,52 @@ pub fn downsample_max(series_ns: &[u64], max_points: usize) -> (Vec<(f64, f64)>,
     (pts, per)
 }
 
+/// A series of `step`-second points downsampled to at most `max_points` (each bin's
+/// maximum), x in units of `unit` seconds. Returns the points (x, µs) and the seconds each
+/// drawn point covers.
+pub fn time_points(
+    series_ns: &[u64],
+    step: u64,
+    max_points: usize,
+    unit: u64,
+) -> (Vec<(f64, f64)>, u64) {
+    let (pts, per) = downsample_max(series_ns, max_points);
+    let scale = step as f64 / unit.max(1) as f64;
+    (pts.into_iter().map(|(x, y)| (x * scale, y)).collect(), (per as u64).saturating_mul(step))
+}
+
+/// The unit of a time axis over `secs` seconds: (seconds per unit, its name): seconds up to
+/// 10 minutes, minutes up to 10 hours, hours beyond.
+pub fn time_unit(secs: u64) -> (u64, &'static str) {
+    if secs > 36_000 {
+        (3600, "h")
+    } else if secs > 600 {
+        (60, "min")
+    } else {
+        (1, "s")
+    }
+}
+
+/// A span of seconds as a series step reads: `15 s`, `2 min`, `1 h`, `90 s`.
+pub fn fmt_step(secs: u64) -> String {
+    if secs >= 3600 && secs.is_multiple_of(3600) {
+        format!("{} h", secs / 3600)
+    } else if secs >= 60 && secs.is_multiple_of(60) {
+        format!("{} min", secs / 60)
+    } else {
+        format!("{secs} s")
+    }
+}
+
+/// "maximum per second", or "maximum per 2 min" for a result whose series step is 2 min.
+fn max_per(step: u64) -> String {
+    if step <= 1 {
+        "maximum per second".into()
+    } else {
+        format!("maximum per {}", fmt_step(step))
+    }
+}
+
 /// The threshold the run was measured against (`params.threshold_ns`), else `default`.
 fn threshold(r: &LatencyResult, default: u64) -> u64 {
     r.envelope.params.get("threshold_ns").and_then(Value::as_u64).unwrap_or(default)
@@ -230,7 +276,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     }
 
     if many {
-        many_cpu_blocks(&mut blocks, &threads, thr, title, ctx);
+        many_cpu_blocks(&mut blocks, &threads, r.series_step(), thr, title, ctx);
         let mut t = percentile_table(r, &threads, thr, noise);
         t.caption = format!("Per-CPU statistics, all {} CPUs", threads.len());
         blocks.push(Block::Table(t));
@@ -239,7 +285,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     }
 
     if noise {
-        if let Some(t) = attribution_table(&threads, env.duration_ns) {
+        if let Some(t) = attribution_table(&threads, env.duration_ns, r.series_step()) {
             blocks.push(Block::Table(t));
         }
     }
@@ -258,6 +304,7 @@ const BINS_PER_DECADE: f64 = 20.0;
 fn many_cpu_blocks(
     blocks: &mut Vec<Block>,
     threads: &[&ThreadResult],
+    step: u64,
     thr: u64,
     title: &str,
     ctx: &Ctx<'_>,
@@ -278,7 +325,7 @@ fn many_cpu_blocks(
     blocks.push(Block::Chart(per_cpu_chart(threads, thr, title)));
     let series: Vec<&ThreadResult> =
         threads.iter().copied().filter(|t| !t.per_second_max_ns.is_empty()).collect();
-    if let Some(m) = series_heatmap(&series, rows(&series), thr, title, ctx.opts.max_points) {
+    if let Some(m) = series_heatmap(&series, rows(&series), step, thr, title, ctx.opts.max_points) {
         blocks.push(Block::Heatmap(m));
     }
 }
@@ -390,25 +437,30 @@ fn per_cpu_chart(threads: &[&ThreadResult], thr: u64, title: &str) -> Chart {
 }
 
 /// A time-axis step (seconds) that gives at most ~8 ticks.
-fn time_step(secs: usize) -> usize {
-    const STEPS: [usize; 16] =
-        [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14_400, 21_600];
-    STEPS.iter().copied().find(|s| secs / s <= 8).unwrap_or(43_200)
+fn time_step(secs: u64) -> u64 {
+    const STEPS: [u64; 17] =
+        [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14_400, 21_600, 43_200];
+    STEPS.iter().copied().find(|s| secs / s <= 8).unwrap_or_else(|| secs.div_ceil(8))
 }
 
-/// Maximum per second per CPU: time on x (downsampled by maximum to at most
-/// `HEATMAP_COLUMNS` columns), colour the maximum (log), breaches red.
+/// Maximum per second (per series step) per CPU: time on x (downsampled by maximum to at
+/// most `HEATMAP_COLUMNS` columns), colour the maximum (log), breaches red. `step` is the
+/// result's seconds per series point.
 pub fn series_heatmap(
     threads: &[&ThreadResult],
     rows: Vec<u32>,
+    step: u64,
     thr: u64,
     title: &str,
     max_points: usize,
 ) -> Option<Heatmap> {
-    let secs = threads.iter().map(|t| t.per_second_max_ns.len()).max().filter(|s| *s > 0)?;
+    let step = step.max(1);
+    let points = threads.iter().map(|t| t.per_second_max_ns.len()).max().filter(|s| *s > 0)?;
     let cols_max = HEATMAP_COLUMNS.min(max_points.max(10));
-    let per = secs.div_ceil(cols_max).max(1);
-    let cols = secs.div_ceil(per);
+    let per = points.div_ceil(cols_max).max(1);
+    let cols = points.div_ceil(per);
+    let col_secs = (per as u64).saturating_mul(step);
+    let secs = (points as u64).saturating_mul(step);
     let cells = threads
         .iter()
         .map(|t| {
@@ -418,14 +470,14 @@ pub fn series_heatmap(
             row
         })
         .collect();
-    let step = time_step(secs);
+    let tick = usize::try_from(time_step(secs)).unwrap_or(usize::MAX);
     let x_ticks = (0..=secs)
-        .step_by(step)
-        .map(|t| (t as f64 / per as f64, fmt_duration_s(t as u64)))
+        .step_by(tick.max(1))
+        .map(|t| (t as f64 / col_secs as f64, fmt_duration_s(t)))
         .collect();
     Some(Heatmap {
         id: "series-map".into(),
-        title: format!("{title}: maximum per second per CPU"),
+        title: format!("{title}: {} per CPU", max_per(step)),
         x_label: "time since start".into(),
         rows,
         x_ticks,
@@ -433,10 +485,11 @@ pub fn series_heatmap(
         value_label: "max (µs, log)".into(),
         threshold: Some(thr as f64 / 1e3),
         x_marker: None,
-        caption: if per > 1 {
+        caption: if col_secs > 1 {
             format!(
-                "One row per CPU; each column is the maximum of {per} seconds, so no spike is \
+                "One row per CPU; each column is the maximum of {}, so no spike is \
                  lost. Red: at or above the threshold ({}).",
+                fmt_step(col_secs),
                 fmt_ns(thr)
             )
         } else {
@@ -540,11 +593,15 @@ fn overlay_blocks(
     let series: Vec<&ThreadResult> =
         threads.iter().copied().filter(|t| !t.per_second_max_ns.is_empty()).collect();
     if !series.is_empty() {
-        let mut per = 1;
+        let step = r.series_step();
+        let span = series.iter().map(|t| t.per_second_max_ns.len()).max().unwrap_or(0) as u64;
+        let (unit, unit_name) = time_unit(span.saturating_mul(step));
+        let mut per = step;
         let chart_series = series
             .iter()
             .map(|t| {
-                let (points, p) = downsample_max(&t.per_second_max_ns, ctx.opts.max_points);
+                let (points, p) =
+                    time_points(&t.per_second_max_ns, step, ctx.opts.max_points, unit);
                 per = per.max(p);
                 Series {
                     name: cpu_name(r, t),
@@ -556,8 +613,8 @@ fn overlay_blocks(
             .collect();
         blocks.push(Block::Chart(Chart {
             id: "series".into(),
-            title: format!("{title}: maximum per second"),
-            x_label: "time since start (s)".into(),
+            title: format!("{title}: {}", max_per(step)),
+            x_label: format!("time since start ({unit_name})"),
             y_label: "max latency (µs, log scale)".into(),
             y_scale: Scale::Log,
             series: chart_series,
@@ -566,9 +623,16 @@ fn overlay_blocks(
                 x: thr as f64 / 1e3,
                 label: format!("threshold {}", fmt_ns(thr)),
             }],
-            caption: if per > 1 {
+            caption: if per > step {
                 format!(
-                    "Downsampled: each point is the maximum of {per} seconds, so no spike is lost."
+                    "Downsampled: each point is the maximum of {}, so no spike is lost.",
+                    fmt_step(per)
+                )
+            } else if step > 1 {
+                format!(
+                    "One point per {} (the result's series step): each is the maximum of its \
+                     seconds, so no spike is lost.",
+                    fmt_step(step)
                 )
             } else {
                 "One point per second: when did the spikes happen?".into()
@@ -640,7 +704,7 @@ fn percentile_table(r: &LatencyResult, threads: &[&ThreadResult], thr: u64, nois
 }
 
 /// Noise per CPU with what caused it, when the result carries attribution.
-fn attribution_table(threads: &[&ThreadResult], duration_ns: u64) -> Option<Table> {
+fn attribution_table(threads: &[&ThreadResult], duration_ns: u64, step: u64) -> Option<Table> {
     if threads.iter().all(|t| t.total_noise_ns.is_none() && t.worst_seconds.is_empty()) {
         return None;
     }
@@ -674,9 +738,13 @@ fn attribution_table(threads: &[&ThreadResult], duration_ns: u64) -> Option<Tabl
         .collect();
     Some(Table {
         caption: "Noise per CPU and its attribution (interrupt, softirq and thread activity seen during the gaps)".into(),
-        headers: ["CPU", "total noise", "share of run", "worst second", "attributed to (top sources)"]
-            .map(String::from)
-            .to_vec(),
+        headers: vec![
+            "CPU".into(),
+            "total noise".into(),
+            "share of run".into(),
+            if step > 1 { format!("worst {}", fmt_step(step)) } else { "worst second".into() },
+            "attributed to (top sources)".into(),
+        ],
         rows,
     })
 }
@@ -717,5 +785,38 @@ mod tests {
         assert!(p.iter().any(|(_, y)| *y == 9_000.0));
         let (p, per) = downsample_max(&[1, 2, 3], 600);
         assert_eq!((p.len(), per), (3, 1));
+    }
+
+    /// A result with 2 min points: the chart's x is in hours, each drawn point names the
+    /// seconds it covers, and the heat map's columns and ticks are in whole steps.
+    #[test]
+    fn a_stepped_series_is_drawn_on_its_own_time_axis() {
+        let mut s = vec![1_000u64; 360];
+        s[359] = 9_000_000;
+        let (unit, name) = time_unit(360 * 120);
+        assert_eq!((unit, name), (3600, "h"));
+        let (p, per) = time_points(&s, 120, 600, unit);
+        assert_eq!((p.len(), per), (360, 120));
+        assert_eq!(p[359], (359.0 * 120.0 / 3600.0, 9_000.0));
+        let (p, per) = time_points(&s, 120, 100, unit);
+        assert_eq!((p.len(), per), (90, 480));
+        assert_eq!(p.last().map(|p| p.1), Some(9_000.0));
+        assert_eq!(
+            (fmt_step(120), fmt_step(15), fmt_step(90), fmt_step(7200)),
+            ("2 min".to_string(), "15 s".to_string(), "90 s".to_string(), "2 h".to_string())
+        );
+        assert_eq!(
+            (max_per(1), max_per(60)),
+            ("maximum per second".into(), "maximum per 1 min".into())
+        );
+        let t = ThreadResult { cpu: Some(0), per_second_max_ns: s, ..Default::default() };
+        let m = series_heatmap(&[&t], vec![0], 120, 50_000, "OS noise", 2_000).expect("map");
+        assert_eq!(m.title, "OS noise: maximum per 2 min per CPU");
+        // 360 points in at most 240 columns: 2 points (4 min) a column.
+        assert_eq!(m.cells[0].len(), 180);
+        assert!(m.caption.contains("maximum of 4 min"), "{}", m.caption);
+        let last = m.x_ticks.last().expect("ticks");
+        assert_eq!(last, &(180.0, "12h 00m 00s".to_string()));
+        assert_eq!(m.cells[0][179], 9_000.0);
     }
 }

@@ -193,9 +193,15 @@ fn timer(host: &host::Host, runs: &[Run], secs: u64, threshold_us: Option<u64>) 
     LatencyResult {
         envelope: env,
         realtime: true,
+        series_step_s: 1,
         threads,
         breaches,
-        load: Some(LoadInfo { kind: "cpu".into(), cpus: Some("0,4,8,12".into()), command: None }),
+        load: Some(LoadInfo {
+            kind: "cpu".into(),
+            cpus: Some("0,4,8,12".into()),
+            command: None,
+            exit: None,
+        }),
         notes: Vec::new(),
     }
 }
@@ -247,6 +253,7 @@ fn noise(host: &host::Host, runs: &[Run]) -> LatencyResult {
     LatencyResult {
         envelope: env,
         realtime: true,
+        series_step_s: 1,
         threads,
         breaches: Vec::new(),
         load: None,

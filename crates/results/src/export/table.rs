@@ -36,6 +36,12 @@ pub fn latency(r: &LatencyResult) -> String {
         out.push_str("!! PARTIAL: the run was cut short\n");
     }
     let noise = r.envelope.kind == crate::Kind::Noise;
+    let step = r.series_step();
+    let noise_header = if step > 1 {
+        format!("  noise (µs/s avg, max per {step} s)")
+    } else {
+        "  noise (µs/s avg, max)".to_string()
+    };
     let _ = writeln!(
         out,
         "{:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}{}",
@@ -49,7 +55,7 @@ pub fn latency(r: &LatencyResult) -> String {
         "p99.9",
         "p99.99",
         "max (µs)",
-        if noise { "  noise (µs/s avg, max)" } else { "" }
+        if noise { noise_header.as_str() } else { "" }
     );
     for t in &r.threads {
         let s = &t.stats;
@@ -74,7 +80,8 @@ pub fn latency(r: &LatencyResult) -> String {
         if noise && t.per_second_noise_ns.is_empty() {
             out.push_str("  -");
         } else if noise {
-            let n = t.per_second_noise_ns.len().max(1) as u64;
+            // Seconds the series covers (each point sums `step` seconds).
+            let n = (t.per_second_noise_ns.len() as u64).saturating_mul(step).max(1);
             let total: u64 = t.per_second_noise_ns.iter().sum();
             let worst = t.per_second_noise_ns.iter().max().copied().unwrap_or(0);
             let _ = write!(out, "  {}, {}", us(total / n), us(worst));
@@ -105,10 +112,11 @@ pub fn latency(r: &LatencyResult) -> String {
     if let Some(l) = &r.load {
         let _ = writeln!(
             out,
-            "load: {} on CPUs {}{}",
+            "load: {} on CPUs {}{}{}",
             l.kind,
             l.cpus.as_deref().unwrap_or("-"),
-            l.command.as_ref().map_or(String::new(), |c| format!(" ({c})"))
+            l.command.as_ref().map_or(String::new(), |c| format!(" ({c})")),
+            l.exit.as_ref().map_or(String::new(), |e| format!("; {e}"))
         );
     }
     for n in &r.notes {

@@ -419,7 +419,15 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     let mut envelope = Envelope::new(crate::Kind::Timer, "cyclictest");
     envelope.partial = partial;
     envelope.params = json!({ "source": "cyclictest", "format": "text", "histogram_layout": layout, "dma_latency": t.dma });
-    Ok(LatencyResult { envelope, realtime: true, threads, breaches: Vec::new(), load: None, notes })
+    Ok(LatencyResult {
+        envelope,
+        realtime: true,
+        series_step_s: 1,
+        threads,
+        breaches: Vec::new(),
+        load: None,
+        notes,
+    })
 }
 
 /// The statistics of a thread whose histogram was cut: from its `T:` line when it has one,
@@ -556,7 +564,15 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         "cmdline": rtjson::field(&v, "cmdline"),
         "return_code": v["return_code"],
     });
-    Ok(LatencyResult { envelope, realtime: true, threads, breaches: Vec::new(), load: None, notes })
+    Ok(LatencyResult {
+        envelope,
+        realtime: true,
+        series_step_s: 1,
+        threads,
+        breaches: Vec::new(),
+        load: None,
+        notes,
+    })
 }
 
 #[cfg(test)]

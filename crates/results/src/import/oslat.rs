@@ -266,6 +266,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     Ok(LatencyResult {
         envelope,
         realtime: false,
+        series_step_s: 1,
         threads,
         breaches: Vec::new(),
         load: None,
@@ -366,6 +367,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
     Ok(LatencyResult {
         envelope,
         realtime: false,
+        series_step_s: 1,
         threads,
         breaches: Vec::new(),
         load: None,

@@ -59,11 +59,10 @@ impl<'a> Recorder<'a> {
             )));
         }
         let out = match &cfg.output {
-            Some(p) => {
-                Some(std::fs::OpenOptions::new().create(true).append(true).open(p).map_err(
-                    |e| StorageError::Input(format!("the output file {}: {e}", p.display())),
-                )?)
-            }
+            // Never through a symlink planted at the path; a new file is 0644 less the umask.
+            Some(p) => Some(util::fs::open_append(p, 0o644).map_err(|e| {
+                StorageError::Input(format!("the output file {}: {e}", p.display()))
+            })?),
             None => None,
         };
         Ok(Self {
@@ -213,6 +212,15 @@ mod tests {
         c.output = Some("/nonexistent-lowlat/w.jsonl".into());
         let e = Recorder::new(&c, &stop).unwrap_err();
         assert!(e.is_input() && e.to_string().contains("nonexistent-lowlat"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = d.path().join("w.jsonl");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        c.output = Some(link);
+        let e = Recorder::new(&c, &stop).unwrap_err();
+        assert!(e.is_input() && e.to_string().contains("w.jsonl: is a symbolic link"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
         c.output = None;
         let r = Recorder::new(&c, &stop).unwrap();
         stop.store(true, Ordering::SeqCst);
