@@ -95,6 +95,7 @@ mod tests {
         let r = LatencyResult {
             envelope,
             realtime: false,
+            series_step_s: 1,
             threads: Vec::new(),
             breaches: Vec::new(),
             load: None,
