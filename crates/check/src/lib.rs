@@ -9,8 +9,12 @@
 //! privileges or is not in this build becomes a note in the report (never a crash), a hung
 //! step is stopped at its time limit, and an interrupt is passed on so the running step writes
 //! its partial result. The plan the plan step wrote is read back with `plan::Plan::load`; its
-//! isolated CPUs are where the measurements run. [`view`] is the terminal text.
+//! isolated CPUs are where the measurements run. With [`Config::rt_cgroup`] the timer and
+//! noise steps run from a cgroup with an RT budget (measure's `--rt-cgroup`); [`realtime`]
+//! says so, or names that fix when the timer was refused real-time by its cgroup. [`view`]
+//! is the terminal text.
 
+pub mod realtime;
 pub mod step;
 pub mod view;
 
@@ -43,6 +47,9 @@ pub struct Config {
     pub root: bool,
     /// Tool and version written into the report.
     pub generator: String,
+    /// Run the timer and noise steps from this cgroup for an RT budget (moved there and
+    /// back by the measurement, as `lowlat measure --rt-cgroup` does).
+    pub rt_cgroup: Option<measure::rt_cgroup::RtCgroup>,
 }
 
 /// Why the job could not run at all (a step's failure is a note, not an error).
@@ -98,6 +105,9 @@ pub struct Finished {
     /// The plan file, when the plan step wrote one.
     pub plan: Option<PathBuf>,
     pub out: PathBuf,
+    /// The timer ran NOT REAL-TIME because its cgroup has no RT budget, and the run was not
+    /// moved: the cause in a few words (`--rt-cgroup root` fixes it).
+    pub rt_cgroup_fix: Option<String>,
 }
 
 impl Finished {
@@ -262,6 +272,10 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
         (part(cfg.timer, 3, 2), part(cfg.timer, 6, 2), part(cfg.timer, 3, 2));
     let load = ["--load".to_string(), "cpu".into()];
     let threshold = ["--threshold".to_string(), span(cfg.threshold)];
+    let rt: Vec<String> = match &cfg.rt_cgroup {
+        Some(c) => vec!["--rt-cgroup".into(), c.to_string()],
+        None => Vec::new(),
+    };
     let mut fsync_args = vec!["measure".to_string(), "fsync".into(), "--dir".into()];
     fsync_args.push(fsync_dir.display().to_string());
     fsync_args.extend(["--duration".to_string(), span(fsync)]);
@@ -270,7 +284,7 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
         Step {
             name: Name::Timer,
             what: format!("timer latency under CPU load on housekeeping {housekeeping}"),
-            args: measure("timer", cfg.timer, &[load, threshold].concat(), "timer.json"),
+            args: measure("timer", cfg.timer, &[&load[..], &threshold, &rt].concat(), "timer.json"),
             file: p("timer.json"),
             stdout_to_file: false,
             expect: cfg.timer,
@@ -278,7 +292,7 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
         Step {
             name: Name::Noise,
             what: "OS noise".into(),
-            args: measure("noise", noise, &[], "noise.json"),
+            args: measure("noise", noise, &rt, "noise.json"),
             file: p("noise.json"),
             stdout_to_file: false,
             expect: noise,
@@ -354,6 +368,9 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
         let _ = std::fs::remove_dir_all(&fsync_dir);
     }
 
+    let rt = realtime::from_docs(&job.docs, cfg.rt_cgroup.as_ref());
+    job.notes.extend(rt.notes);
+
     let title = job
         .docs
         .iter()
@@ -380,6 +397,7 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
         interrupted: job.interrupted,
         plan: plan.map(|_| cfg.out.join("plan.yaml")),
         out: cfg.out.clone(),
+        rt_cgroup_fix: rt.cgroup_fix,
     })
 }
 
@@ -407,6 +425,12 @@ pub fn top_findings(model: &report::Report) -> Vec<&Headline> {
 /// The exact next commands: (command, why).
 pub fn next_commands(f: &Finished) -> Vec<(String, String)> {
     let mut v = Vec::new();
+    if let Some(short) = &f.rt_cgroup_fix {
+        v.push((
+            "sudo lowlat check --rt-cgroup root".to_string(),
+            format!("the timer ran NOT REAL-TIME ({short}): measure from the root cgroup"),
+        ));
+    }
     match &f.plan {
         Some(plan) => {
             let plan = plan.display();

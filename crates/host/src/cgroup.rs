@@ -20,6 +20,71 @@ pub struct Containers {
     pub rt_group_sched: Option<bool>,
     pub rt_group_sched_evidence: Option<String>,
     pub tree: Tree,
+    /// The container cgroups of `tree` recognised by their processes' namespaces rather
+    /// than by name (live only; the others matched a runtime's name pattern).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaced: Vec<Namespaced>,
+}
+
+/// How a cgroup was recognised as a container's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "kebab-case")]
+pub enum Recognised {
+    /// Its name matches a runtime's pattern (`docker-<id>.scope`, `kubepods…/pod<uid>/<id>`,
+    /// …): the only evidence in a snapshot or must-gather, which hold no process information.
+    #[default]
+    NamePattern,
+    /// A process in it runs in another namespace than PID 1 (live): any name.
+    Namespaces(NsEvidence),
+}
+
+/// The namespace evidence that a cgroup holds a container: a process in another PID
+/// namespace than PID 1's, or in another mount namespace with another root directory (a
+/// mount namespace alone is not enough: systemd's sandboxed services have one).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NsEvidence {
+    /// The process whose namespaces were compared.
+    pub pid: u32,
+    /// The namespaces it does not share with PID 1.
+    pub differ: Vec<Namespace>,
+    /// Its root directory (`/proc/<pid>/root`), when only the mount namespace differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+}
+
+/// The namespaces compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Namespace {
+    Pid,
+    Mnt,
+}
+
+impl Namespace {
+    /// The name under `/proc/<pid>/ns/`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Namespace::Pid => "pid",
+            Namespace::Mnt => "mnt",
+        }
+    }
+}
+
+/// A container cgroup recognised by namespaces, and the evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Namespaced {
+    pub path: String,
+    pub evidence: NsEvidence,
+}
+
+impl Containers {
+    /// How the container cgroup `path` was recognised.
+    pub fn recognised(&self, path: &str) -> Recognised {
+        self.namespaced
+            .iter()
+            .find(|n| n.path == path)
+            .map_or(Recognised::NamePattern, |n| Recognised::Namespaces(n.evidence.clone()))
+    }
 }
 
 /// Where the cpu controller lives, and the container cgroups found there.
@@ -86,6 +151,9 @@ pub struct Container {
     /// Whether a task in it can get SCHED_FIFO, and the file or reason when not.
     pub rt_ready: Option<bool>,
     pub rt_blocker: Option<String>,
+    /// How it was recognised as a container's (name pattern, or namespaces).
+    #[serde(default)]
+    pub recognised: Recognised,
 }
 
 /// The closed set of container runtimes recognised from cgroup names.

@@ -124,6 +124,7 @@ pub fn read(root: &Root, rt: &rt::Containers) -> Vec<Container> {
                         memory_pressure_avg10: None,
                         rt_ready: Some(!enforced || zero.is_none()),
                         rt_blocker: zero.filter(|_| enforced).map(|z| format!("{} = 0", z.file)),
+                        recognised: rt.recognised(p),
                     }
                 })
                 .collect()
@@ -161,6 +162,7 @@ pub fn read(root: &Root, rt: &rt::Containers) -> Vec<Container> {
                             "cgroup v2 with RT group scheduling: no RT budget outside the root"
                                 .to_string()
                         }),
+                        recognised: rt.recognised(p),
                     }
                 })
                 .collect()

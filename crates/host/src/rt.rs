@@ -14,7 +14,9 @@ use std::io::Read;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::cgroup::{ChainLevel, ContainerChain, Containers, Tree};
+pub use crate::cgroup::{
+    ChainLevel, ContainerChain, Containers, Namespace, Namespaced, NsEvidence, Recognised, Tree,
+};
 use crate::root::Root;
 
 /// The largest kernel config we read (a distribution config is ~300 KB).
@@ -257,9 +259,17 @@ pub fn levels(path: &str) -> Vec<String> {
 fn place(root: &Root, cgroup: &str, mounts: &str) -> Option<CgroupPlace> {
     let (is_v1, path) = cpu_cgroup_line(cgroup)?;
     let (v1, v2) = cgroup_mounts(mounts);
-    if is_v1 {
-        let mount = v1?;
-        let base = mount.trim_start_matches('/');
+    let mount = if is_v1 { v1? } else { v2? };
+    Some(place_at(root, is_v1, &mount, &path))
+}
+
+/// A cgroup `path` under the cpu controller's `mount` (v1 or v2) with what decides its RT
+/// budget, read through `root`: the v1 chain of `cpu.rt_runtime_us`, or the v2 cgroup whose
+/// cpu controller governs it. Also for a cgroup no task is in yet (`--rt-cgroup PATH`).
+pub fn place_at(root: &Root, v1: bool, mount: &str, path: &str) -> CgroupPlace {
+    let (mount, path) = (mount.to_string(), path.to_string());
+    let base = mount.trim_start_matches('/').to_string();
+    if v1 {
         let chain = levels(&path)
             .into_iter()
             .map(|l| {
@@ -270,10 +280,8 @@ fn place(root: &Root, cgroup: &str, mounts: &str) -> Option<CgroupPlace> {
                 }
             })
             .collect();
-        return Some(CgroupPlace::V1 { mount, path, chain });
+        return CgroupPlace::V1 { mount, path, chain };
     }
-    let mount = v2?;
-    let base = mount.trim_start_matches('/').to_string();
     let lv = levels(&path);
     // Climb while the parent does not enable cpu for its children.
     let mut cpu_path = lv.last().cloned().unwrap_or_default();
@@ -289,7 +297,7 @@ fn place(root: &Root, cgroup: &str, mounts: &str) -> Option<CgroupPlace> {
         cpu_path = lv[i - 1].clone();
     }
     let cpu_path = if cpu_path.is_empty() { "/".to_string() } else { cpu_path };
-    Some(CgroupPlace::V2 { mount, path, cpu_path })
+    CgroupPlace::V2 { mount, path, cpu_path }
 }
 
 /// The cause that refuses `priority` (1–99) to a task with this evidence, or `None` when
@@ -371,22 +379,29 @@ fn yes_no(b: Option<bool>) -> &'static str {
     }
 }
 
+/// Pure: the topmost level of a v1 chain whose `cpu.rt_runtime_us` is 0, and the writes that
+/// give every zero level from there down a budget, parents first (`echo 100000 > FILE`; at
+/// most the nearest budgeted parent's). `None` when no level is 0.
+pub fn budget_writes(chain: &[ChainLevel]) -> Option<(&ChainLevel, Vec<String>)> {
+    let first = chain.iter().position(|l| l.rt_runtime_us == Some(0))?;
+    let budget = chain[..first]
+        .iter()
+        .rev()
+        .find_map(|l| l.rt_runtime_us.filter(|v| *v > 0))
+        .unwrap_or(950_000);
+    let give = budget.min(100_000);
+    let writes = chain[first..]
+        .iter()
+        .filter(|l| l.rt_runtime_us == Some(0))
+        .map(|l| format!("echo {give} > {}", l.file))
+        .collect();
+    Some((&chain[first], writes))
+}
+
 fn cgroup_cause(ev: &Evidence, runtime_ev: &str) -> Option<Cause> {
     match ev.cgroup.as_ref()? {
         CgroupPlace::V1 { path, chain, .. } => {
-            let first = chain.iter().position(|l| l.rt_runtime_us == Some(0))?;
-            let zero = &chain[first];
-            let budget = chain[..first]
-                .iter()
-                .rev()
-                .find_map(|l| l.rt_runtime_us.filter(|v| *v > 0))
-                .unwrap_or(950_000);
-            let give = budget.min(100_000);
-            let writes: Vec<String> = chain[first..]
-                .iter()
-                .filter(|l| l.rt_runtime_us == Some(0))
-                .map(|l| format!("echo {give} > {}", l.file))
-                .collect();
+            let (zero, writes) = budget_writes(chain)?;
             let mut evidence: Vec<String> = chain
                 .iter()
                 .map(|l| match l.rt_runtime_us {
@@ -464,8 +479,90 @@ fn is_v1_file(name: &str) -> bool {
         || matches!(name, "tasks" | "notify_on_release" | "release_agent")
 }
 
-/// Walk a cgroup tree from `base` (root-relative), bounded: the container cgroups' paths.
-fn walk(root: &Root, base: &str, is_file: fn(&str) -> bool) -> Vec<String> {
+/// Processes of a cgroup whose namespaces are compared with PID 1's (the first ones listed).
+const MAX_SAMPLED: usize = 8;
+
+/// PID 1's namespaces, the reference a container's processes differ from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostNs {
+    pub pid: u64,
+    pub mnt: u64,
+}
+
+/// Pure: the inode of a `/proc/<pid>/ns/<kind>` link target (`pid:[4026531836]`).
+pub fn parse_ns_link(target: &str, kind: Namespace) -> Option<u64> {
+    let rest = target.strip_prefix(kind.as_str())?.strip_prefix(":[")?;
+    rest.strip_suffix(']')?.parse().ok()
+}
+
+fn ns_of(root: &Root, pid: &str, kind: Namespace) -> Option<u64> {
+    let target = root.read_link(&format!("proc/{pid}/ns/{}", kind.as_str())).ok()?;
+    parse_ns_link(&target, kind)
+}
+
+/// PID 1's namespaces through `root`; `None` without process information (a snapshot, a
+/// must-gather, or not root).
+pub fn host_ns(root: &Root) -> Option<HostNs> {
+    Some(HostNs { pid: ns_of(root, "1", Namespace::Pid)?, mnt: ns_of(root, "1", Namespace::Mnt)? })
+}
+
+/// Pure: the first (at most [`MAX_SAMPLED`]) pids of a `cgroup.procs` text.
+pub fn sample_pids(procs: &str) -> Vec<u32> {
+    procs.lines().filter_map(|l| l.trim().parse().ok()).take(MAX_SAMPLED).collect()
+}
+
+/// Pure: whether a process with these namespaces (and root directory, read only when needed)
+/// is a container's, against PID 1's: another PID namespace, or another mount namespace with
+/// another root directory.
+pub fn ns_verdict(
+    host: HostNs,
+    pid: u32,
+    pid_ns: Option<u64>,
+    mnt_ns: Option<u64>,
+    root_dir: impl FnOnce() -> Option<String>,
+) -> Option<NsEvidence> {
+    let mut differ = Vec::new();
+    if pid_ns.is_some_and(|n| n != host.pid) {
+        differ.push(Namespace::Pid);
+    }
+    if mnt_ns.is_some_and(|n| n != host.mnt) {
+        differ.push(Namespace::Mnt);
+    }
+    match differ.as_slice() {
+        [] => None,
+        [Namespace::Mnt] => {
+            let dir = root_dir().filter(|d| d != "/")?;
+            Some(NsEvidence { pid, differ, root: Some(dir) })
+        }
+        _ => Some(NsEvidence { pid, differ, root: None }),
+    }
+}
+
+/// The namespace evidence of the cgroup directory `dir` (root-relative), from the processes
+/// listed in its `cgroup.procs`.
+fn ns_evidence(root: &Root, dir: &str, host: HostNs) -> Option<NsEvidence> {
+    let procs = root.read_string(&format!("{dir}/cgroup.procs")).ok()?;
+    sample_pids(&procs).into_iter().find_map(|pid| {
+        let p = pid.to_string();
+        ns_verdict(
+            host,
+            pid,
+            ns_of(root, &p, Namespace::Pid),
+            ns_of(root, &p, Namespace::Mnt),
+            || root.read_link(&format!("proc/{p}/root")).ok(),
+        )
+    })
+}
+
+/// Walk a cgroup tree from `base` (root-relative), bounded: the container cgroups' paths,
+/// each with its namespace evidence when recognised by it (with `host` known) rather than by
+/// name. A container's cgroup is not descended into.
+fn walk(
+    root: &Root,
+    base: &str,
+    is_file: fn(&str) -> bool,
+    host: Option<HostNs>,
+) -> Vec<(String, Option<NsEvidence>)> {
     let mut found = Vec::new();
     let mut stack = vec![(String::new(), 0usize)];
     let mut seen = 0usize;
@@ -478,18 +575,27 @@ fn walk(root: &Root, base: &str, is_file: fn(&str) -> bool) -> Vec<String> {
         for n in names.iter().rev().filter(|n| !is_file(n)) {
             let child = format!("{dir}/{n}");
             if is_container(&dir, n) {
-                found.push(child);
+                found.push((child, None));
+            } else if let Some(ev) =
+                host.and_then(|h| ns_evidence(root, &format!("{base}{child}"), h))
+            {
+                found.push((child, Some(ev)));
             } else if depth + 1 < MAX_DEPTH {
                 stack.push((child, depth + 1));
             }
         }
     }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
     found
 }
 
-/// v2 interface files are `<controller>.<knob>`.
+/// v2 interface files are `<controller>.<knob>` (a child cgroup may have dots in its name:
+/// `systemd-nspawn@x.service`, `lxc.payload.c1`).
 fn is_v2_file(name: &str) -> bool {
-    name.contains('.') && !name.ends_with(".slice") && !name.ends_with(".scope")
+    const CONTROLLERS: [&str; 11] = [
+        "cgroup", "cpu", "cpuset", "io", "memory", "pids", "rdma", "hugetlb", "misc", "irq", "dmem",
+    ];
+    name.split_once('.').is_some_and(|(c, _)| CONTROLLERS.contains(&c))
 }
 
 /// Read the host's container cgroups and their RT budgets through `root`.
@@ -498,25 +604,29 @@ pub fn containers(root: &Root) -> Containers {
     let sched_rt_runtime_us =
         root.read_trimmed("proc/sys/kernel/sched_rt_runtime_us").ok().and_then(|v| v.parse().ok());
     let mounts = root.read_string("proc/mounts").unwrap_or_default();
+    let host = host_ns(root);
+    let mut namespaced = Vec::new();
+    let mut keep = |found: Vec<(String, Option<NsEvidence>)>| -> Vec<String> {
+        found
+            .into_iter()
+            .map(|(path, ev)| {
+                if let Some(evidence) = ev {
+                    namespaced.push(Namespaced { path: path.clone(), evidence });
+                }
+                path
+            })
+            .collect()
+    };
     let tree = match cgroup_mounts(&mounts) {
         (Some(v1), _) => {
             let base = v1.trim_start_matches('/').to_string();
-            let containers = walk(root, &base, is_v1_file)
+            let containers = keep(walk(root, &base, is_v1_file, host))
                 .into_iter()
                 .map(|path| {
-                    let chain = levels(&path)
-                        .into_iter()
-                        .map(|l| {
-                            let rel = format!("{base}{l}/cpu.rt_runtime_us");
-                            ChainLevel {
-                                rt_runtime_us: root
-                                    .read_trimmed(&rel)
-                                    .ok()
-                                    .and_then(|v| v.parse().ok()),
-                                file: format!("/{rel}"),
-                            }
-                        })
-                        .collect();
+                    let chain = match place_at(root, true, &v1, &path) {
+                        CgroupPlace::V1 { chain, .. } => chain,
+                        CgroupPlace::V2 { .. } => Vec::new(),
+                    };
                     ContainerChain { path, chain }
                 })
                 .collect();
@@ -524,7 +634,7 @@ pub fn containers(root: &Root) -> Containers {
         }
         (None, Some(v2)) => {
             let base = v2.trim_start_matches('/').to_string();
-            Tree::V2 { containers: walk(root, &base, is_v2_file), mount: v2 }
+            Tree::V2 { containers: keep(walk(root, &base, is_v2_file, host)), mount: v2 }
         }
         (None, None) => Tree::Unknown,
     };
@@ -536,7 +646,7 @@ pub fn containers(root: &Root) -> Containers {
         }
         _ => (rt_group_sched, rt_group_sched_evidence),
     };
-    Containers { sched_rt_runtime_us, rt_group_sched, rt_group_sched_evidence, tree }
+    Containers { sched_rt_runtime_us, rt_group_sched, rt_group_sched_evidence, tree, namespaced }
 }
 
 #[cfg(test)]

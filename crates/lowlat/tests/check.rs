@@ -140,3 +140,64 @@ fn an_interrupt_still_writes_the_report_with_the_partial_result() {
         "the partial timer result is in the report"
     );
 }
+
+/// The cgroup-v1 cpu hierarchy's mount (this test needs one with RT group scheduling).
+fn v1_cpu_mount() -> String {
+    let mounts = std::fs::read_to_string("/proc/mounts").expect("/proc/mounts");
+    host::rt::cgroup_mounts(&mounts).0.expect("a cgroup-v1 cpu hierarchy (CI's machine has it)")
+}
+
+#[test]
+#[ignore = "needs root and a cgroup-v1 cpu hierarchy with RT group scheduling: run with --include-ignored as root (.ci/run does)"]
+fn rt_cgroup_fixes_a_timer_refused_real_time_by_its_cgroup() {
+    assert!(util::privilege::is_root(), "run as root");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cg = format!("/lowlat-test-check-rt0-{}", std::process::id());
+    let cg_dir = format!("{}{cg}", v1_cpu_mount());
+    std::fs::create_dir(&cg_dir).expect("create a cgroup (cpu.rt_runtime_us = 0)");
+    // `lowlat check` started inside the zero-budget cgroup (seed 001's Docker trap).
+    let run = |out: &str, extra: &[&str]| {
+        let bin = assert_cmd::cargo::cargo_bin("lowlat");
+        let mut args = vec!["check", "--duration", "2s", "--skip", "verify,ticks,fsync"];
+        args.extend_from_slice(extra);
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
+            .arg(&cg_dir)
+            .arg(&bin)
+            .args(&args)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .output()
+            .expect("run lowlat check");
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let (code_refused, refused) = run("refused", &[]);
+    let (code_moved, moved) = run("moved", &["--rt-cgroup", "root"]);
+    let (code_zero, zero) = run("zero", &["--rt-cgroup", cg.as_str()]);
+    std::fs::remove_dir(&cg_dir).expect("remove the test cgroup");
+    assert!(matches!(code_refused, Some(0 | 1)), "{refused}");
+    assert!(refused.contains("NOT REAL-TIME"), "{refused}");
+    assert!(refused.contains("rerun as `sudo lowlat check --rt-cgroup root`"), "{refused}");
+    assert!(refused.contains("  sudo lowlat check --rt-cgroup root"), "in next: {refused}");
+    assert!(matches!(code_moved, Some(0 | 1)), "{moved}");
+    assert!(
+        moved.contains("Timer latency and OS noise ran from cgroup / (--rt-cgroup root)"),
+        "{moved}"
+    );
+    assert!(!moved.contains("NOT REAL-TIME"), "{moved}");
+    // A PATH with no budget is refused before any step runs.
+    assert_eq!(code_zero, Some(3), "{zero}");
+}
+
+#[test]
+fn rt_cgroup_path_that_does_not_exist_is_refused_before_the_steps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    lowlat()
+        .args(["check", "--rt-cgroup", "/lowlat-no-such-cgroup", "--out"])
+        .arg(dir.path().join("o"))
+        .assert()
+        .failure()
+        .stdout(predicate::str::contains("[1/7]").not())
+        .stderr(predicate::str::contains("--rt-cgroup"));
+}

@@ -275,5 +275,54 @@ fn containers_view_from_a_tree_a_snapshot_and_a_must_gather() {
         .success();
     let v: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
     assert_eq!(v["cgroup"]["containers"][0]["qos"], "guaranteed");
+    assert_eq!(v["cgroup"]["containers"][0]["recognised"]["by"], "name-pattern");
     assert_eq!(v["cgroup"]["rt"]["tree"]["version"], "v2");
+}
+
+/// Live evidence beyond the name: a cgroup whose processes run in other namespaces than
+/// PID 1 is a container whatever its name (an nspawn machine, an LXC payload), and the view
+/// says how each was recognised; a sandboxed service (own mount namespace, root /) is not.
+#[test]
+fn containers_recognised_by_namespaces_say_so() {
+    let a = lowlat()
+        .args(["inspect", "--containers", "--root"])
+        .arg(rt_fixture("containers-ns-v2"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("── Containers (4)"))
+        .stdout(predicate::str::contains(
+            "/machine.slice/machine-web.scope: pid 4242 runs in other pid, mnt namespaces than PID 1",
+        ))
+        .stdout(predicate::str::contains(
+            "/system.slice/app.service: pid 310 runs in other mnt namespace than PID 1, root /var/lib/portables/app",
+        ))
+        .stdout(predicate::str::contains("systemd-logind").not());
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let row =
+        |p: &str| text.lines().find(|l| l.trim_start().starts_with(p)).unwrap_or("").to_string();
+    assert!(row("/system.slice/docker-77aa.scope").ends_with(" name"), "{text}");
+    assert!(row("/lxc.payload.c1").ends_with(" ns"), "{text}");
+    let json = lowlat()
+        .args(["inspect", "--containers", "--json", "-", "--root"])
+        .arg(rt_fixture("containers-ns-v2"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    let by: Vec<String> = v["cgroup"]["containers"]
+        .as_array()
+        .map(|a| a.iter().map(|c| format!("{} {}", c["path"], c["recognised"]["by"])).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        by,
+        [
+            r#""/lxc.payload.c1" "namespaces""#,
+            r#""/machine.slice/machine-web.scope" "namespaces""#,
+            r#""/system.slice/app.service" "namespaces""#,
+            r#""/system.slice/docker-77aa.scope" "name-pattern""#,
+        ]
+    );
+    assert_eq!(
+        v["cgroup"]["containers"][0]["recognised"]["differ"],
+        serde_json::json!(["pid", "mnt"])
+    );
 }

@@ -51,8 +51,9 @@ pub enum MeasureError {
         #[source]
         source: std::io::Error,
     },
-    /// The process could not be moved into the cgroup with an RT budget.
-    #[error("could not move into the RT cgroup {path}: {why}")]
+    /// The process could not, or would not usefully, be moved into the cgroup with an RT
+    /// budget (refused before the move when the target cannot hold RT tasks).
+    #[error("RT cgroup {path}: {why}")]
     RtCgroup { path: String, why: String },
 }
 

@@ -204,3 +204,72 @@ fn inspect_finds_the_same_on_both_trees() {
         assert!(f.evidence.iter().any(|e| e == needle), "{name}: {:?}", f.evidence);
     }
 }
+
+#[test]
+fn namespaces_recognise_containers_of_any_name_and_names_stay_for_snapshots() {
+    let root = fixture("containers-ns-v2");
+    let c = containers(&root);
+    let Tree::V2 { containers: found, .. } = &c.tree else { panic!("{:?}", c.tree) };
+    assert_eq!(
+        found,
+        &[
+            "/lxc.payload.c1",
+            "/machine.slice/machine-web.scope",
+            "/system.slice/app.service",
+            "/system.slice/docker-77aa.scope",
+        ],
+        "logind (own mount namespace, root /) and the session (PID 1's namespaces) are not containers"
+    );
+    // By name first, even with namespace evidence available.
+    assert_eq!(c.recognised("/system.slice/docker-77aa.scope"), Recognised::NamePattern);
+    assert_eq!(
+        c.recognised("/machine.slice/machine-web.scope"),
+        Recognised::Namespaces(NsEvidence {
+            pid: 4242,
+            differ: vec![Namespace::Pid, Namespace::Mnt],
+            root: None
+        })
+    );
+    assert_eq!(
+        c.recognised("/system.slice/app.service"),
+        Recognised::Namespaces(NsEvidence {
+            pid: 310,
+            differ: vec![Namespace::Mnt],
+            root: Some("/var/lib/portables/app".into())
+        })
+    );
+    let json = serde_json::to_value(c.recognised("/lxc.payload.c1")).unwrap_or_default();
+    assert_eq!(
+        json,
+        serde_json::json!({"by": "namespaces", "pid": 5000, "differ": ["pid", "mnt"]})
+    );
+    assert_eq!(
+        serde_json::to_value(Recognised::NamePattern).unwrap_or_default(),
+        serde_json::json!({"by": "name-pattern"})
+    );
+    // Without process information (a snapshot, a must-gather), only names count.
+    let snap = containers(&fixture("rt-v2-nonroot"));
+    assert!(snap.namespaced.is_empty());
+}
+
+#[test]
+fn namespace_parsers_and_verdict() {
+    assert_eq!(parse_ns_link("pid:[4026531836]", Namespace::Pid), Some(4_026_531_836));
+    assert_eq!(parse_ns_link("mnt:[4026531836]", Namespace::Pid), None);
+    assert_eq!(parse_ns_link("pid:[x]", Namespace::Pid), None);
+    assert_eq!(sample_pids("1\n2\nx\n3\n"), [1, 2, 3]);
+    assert_eq!(sample_pids(&"7\n".repeat(100)).len(), MAX_SAMPLED);
+    let host = HostNs { pid: 1, mnt: 2 };
+    let never = || -> Option<String> { panic!("root read only for a mount namespace alone") };
+    assert_eq!(ns_verdict(host, 9, Some(1), Some(2), never), None);
+    assert_eq!(ns_verdict(host, 9, None, None, never), None);
+    assert_eq!(
+        ns_verdict(host, 9, Some(5), Some(2), never).map(|e| e.differ),
+        Some(vec![Namespace::Pid])
+    );
+    assert_eq!(ns_verdict(host, 9, Some(1), Some(3), || Some("/".into())), None);
+    assert_eq!(
+        ns_verdict(host, 9, Some(1), Some(3), || Some("/srv/c".into())).and_then(|e| e.root),
+        Some("/srv/c".into())
+    );
+}

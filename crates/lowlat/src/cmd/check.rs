@@ -35,6 +35,10 @@ pub struct Args {
     /// Skip steps by name: inspect, plan, verify, timer, noise, ticks, fsync.
     #[arg(long, value_name = "STEP", value_delimiter = ',')]
     pub skip: Vec<String>,
+    /// Run the timer and noise steps from a cgroup with an RT budget (`root`, or a cgroup path
+    /// such as /rt) and move back afterwards, as `lowlat measure --rt-cgroup` (root only).
+    #[arg(long, value_name = "root|PATH", value_parser = |s: &str| s.parse::<measure::rt_cgroup::RtCgroup>())]
+    pub rt_cgroup: Option<measure::rt_cgroup::RtCgroup>,
 }
 
 /// Run `lowlat check`.
@@ -44,6 +48,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| s.parse::<check::Name>().with_context(|| format!("--skip {s}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let root = util::privilege::is_root();
+    // Refused now rather than after the first steps: the timer step would fail the same way.
+    if let Some(t) = &args.rt_cgroup {
+        anyhow::ensure!(
+            root,
+            "--rt-cgroup {t}: moving into a cgroup needs root; run `sudo lowlat check --rt-cgroup {t}`"
+        );
+        measure::rt_cgroup::check(&host::Root::live(), t).context("--rt-cgroup")?;
+    }
     let default = Duration::from_secs(if args.quick { 9 } else { 30 });
     let cfg = check::Config {
         exe: std::env::current_exe().context("finding the lowlat binary to run the steps")?,
@@ -52,8 +65,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         fsync_dir: args.fsync_dir,
         threshold: args.threshold,
         skip,
-        root: util::privilege::is_root(),
+        root,
         generator: format!("lowlat {}", super::VERSION),
+        rt_cgroup: args.rt_cgroup,
     };
     // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
     // report is still written (exit 130); a second Ctrl-C exits at once.

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use host::cgroup::Recognised;
 use host::containers::{issues, Container};
 use host::rt::Tree;
 use host::Host;
@@ -49,8 +50,12 @@ fn row(c: &Container, h: &Host) -> String {
         Some(false) => "NO",
         None => "?",
     };
+    let by = match c.recognised {
+        Recognised::NamePattern => "name",
+        Recognised::Namespaces(_) => "ns",
+    };
     format!(
-        "  {name:<60} {kind:<22} {:>8} {quota:>9} {thr:>11} {cpuset:<18} {:>7}/{:<7} {psi:>5} {rt}",
+        "  {name:<60} {kind:<22} {:>8} {quota:>9} {thr:>11} {cpuset:<18} {:>7}/{:<7} {psi:>5} {rt:<3} {by}",
         ms(c.cpu_usage_ns),
         mib(c.memory_bytes),
         mib(c.memory_limit_bytes),
@@ -88,7 +93,7 @@ pub(super) fn containers(out: &mut String, h: &Host, st: &Style) {
         st.paint(
             Paint::Dim,
             &format!(
-                "  {:<60} {:<22} {:>8} {:>9} {:>11} {:<18} {:>15} {:>5} RT",
+                "  {:<60} {:<22} {:>8} {:>9} {:>11} {:<18} {:>15} {:>5} RT  by",
                 "cgroup",
                 "runtime/qos",
                 "cpu",
@@ -102,6 +107,25 @@ pub(super) fn containers(out: &mut String, h: &Host, st: &Style) {
     );
     for c in cs {
         let _ = writeln!(out, "{}", row(c, h));
+    }
+    // by: how each was recognised; the namespace evidence, for those not known by name.
+    for c in cs {
+        if let Recognised::Namespaces(ev) = &c.recognised {
+            let differ: Vec<&str> = ev.differ.iter().map(|n| n.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "  {} {}: pid {} runs in other {} namespace{} than PID 1{}",
+                st.paint(Paint::Dim, "ns"),
+                util::term::sanitize(&c.path, false),
+                ev.pid,
+                differ.join(", "),
+                if differ.len() == 1 { "" } else { "s" },
+                ev.root
+                    .as_ref()
+                    .map(|r| format!(", root {}", util::term::sanitize(r, false)))
+                    .unwrap_or_default()
+            );
+        }
     }
     let mut any = false;
     for c in cs {
