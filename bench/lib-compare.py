@@ -108,7 +108,15 @@ def irq_report(cpu, duration, outdir, kind="irq"):
         for before in sorted(glob.glob(os.path.join(outdir, f"{tool}-*.{kind}0"))):
             a = irq_counts(before, cpu)
             b = irq_counts(before[:-1] + "1", cpu)
-            rates[tool].append({k: (b.get(k, 0) - a[k]) / duration for k in a})
+            # Per second of the tool's own wall time when the script recorded it (oslat runs
+            # a second longer than its -D: it pre-heats first), else of the nominal duration.
+            stem = before[: -len(kind) - 2]  # ".irq0" off
+            try:
+                with open(stem + ".t0") as f0, open(stem + ".t1") as f1:
+                    secs = float(f1.read()) - float(f0.read())
+            except OSError:
+                secs = duration
+            rates[tool].append({k: (b.get(k, 0) - a[k]) / secs for k in a})
     keys = sorted({k for r in rates["os"] + rates["ll"] for k, v in r.items() if v > 0})
     print(f"{kind + ' on CPU ' + str(cpu) + '/s':<28} {'oslat (median)':>15} {'lowlat (median)':>16}   per round A | B")
     for k in keys:

@@ -37,16 +37,16 @@ echo "# host: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 
 echo "# $(oslat --help 2>&1 | grep -m1 -o 'V [0-9.]*' | sed 's/^/oslat /'); $("$LOWLAT" --version); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# results in $OUT"
 run_oslat() {
-  cp /proc/interrupts "$OUT/os-$1.irq0"; cp /proc/softirqs "$OUT/os-$1.sirq0"
+  date +%s.%N >"$OUT/os-$1.t0"; cp /proc/interrupts "$OUT/os-$1.irq0"; cp /proc/softirqs "$OUT/os-$1.sirq0"
   "${HOLD[@]}" oslat -q -D "$DURATION" -c "$CPU" -C "$MAIN" ${PRIO:+-f "$PRIO"} --json="$OUT/os-$1.json" >"$OUT/os-$1.txt"
-  cp /proc/interrupts "$OUT/os-$1.irq1"; cp /proc/softirqs "$OUT/os-$1.sirq1"
+  cp /proc/interrupts "$OUT/os-$1.irq1"; cp /proc/softirqs "$OUT/os-$1.sirq1"; date +%s.%N >"$OUT/os-$1.t1"
   "$LOWLAT" import oslat "$OUT/os-$1.json" -o "$OUT/os-$1.lowlat.json" >/dev/null
 }
 run_lowlat() {
-  cp /proc/interrupts "$OUT/ll-$1.irq0"; cp /proc/softirqs "$OUT/ll-$1.sirq0"
+  date +%s.%N >"$OUT/ll-$1.t0"; cp /proc/interrupts "$OUT/ll-$1.irq0"; cp /proc/softirqs "$OUT/ll-$1.sirq0"
   "$LOWLAT" measure noise -q --cpus "$CPU" --main-cpu "$MAIN" ${PRIO:+--policy fifo --priority "$PRIO"} \
     --duration "${DURATION}s" $LOWLAT_ARGS --json "$OUT/ll-$1.json" >/dev/null
-  cp /proc/interrupts "$OUT/ll-$1.irq1"; cp /proc/softirqs "$OUT/ll-$1.sirq1"
+  cp /proc/interrupts "$OUT/ll-$1.irq1"; cp /proc/softirqs "$OUT/ll-$1.sirq1"; date +%s.%N >"$OUT/ll-$1.t1"
 }
 A=() B=()
 for r in $(seq 1 "$ROUNDS"); do
@@ -54,7 +54,8 @@ for r in $(seq 1 "$ROUNDS"); do
   A+=("$OUT/os-$r.lowlat.json") B+=("$OUT/ll-$r.json")
 done
 python3 bench/lib-compare.py noise oslat lowlat "${A[@]}" "${B[@]}"
-# What interrupted the measured CPU during each tool's runs (/proc/interrupts deltas per second):
+# What interrupted the measured CPU during each tool's runs (/proc/interrupts deltas per second of
+# the tool's wall time, start-up included: oslat pre-heats for a second first):
 # a band that differs between the tools is explained, or not, by these.
 python3 bench/lib-compare.py irq "$CPU" "$DURATION" "$OUT" irq
 python3 bench/lib-compare.py irq "$CPU" "$DURATION" "$OUT" sirq
