@@ -215,6 +215,13 @@ pub fn tuned_cr(plan: &Plan, role: &str) -> Value {
         "openshift-node,cpu-partitioning",
         crate::tuned::Flavor::OpenShift,
     );
+    tuned_object(name, data, role, 20)
+}
+
+/// A Tuned object in the Node Tuning Operator's namespace: one TuneD profile `name` with
+/// `data`, recommended for the nodes of MachineConfigPool role `role` at `priority` (lower
+/// wins).
+fn tuned_object(name: String, data: String, role: &str, priority: u64) -> Value {
     map(vec![
         ("apiVersion", s("tuned.openshift.io/v1")),
         ("kind", s("Tuned")),
@@ -233,7 +240,7 @@ pub fn tuned_cr(plan: &Plan, role: &str) -> Value {
                     "recommend",
                     seq(vec![map(vec![
                         ("machineConfigLabels", map(vec![(ROLE_LABEL, s(role))])),
-                        ("priority", int(20)),
+                        ("priority", int(priority)),
                         ("profile", s(name)),
                     ])]),
                 ),
@@ -393,31 +400,7 @@ pub fn performance_patch(plan: &Plan, role: Option<&str>) -> Option<Value> {
         data.push_str(&format!("\n[cpu]\nforce_latency={us}\n"));
     }
     let name = format!("{}-performance-patch", plan.name);
-    Some(map(vec![
-        ("apiVersion", s("tuned.openshift.io/v1")),
-        ("kind", s("Tuned")),
-        (
-            "metadata",
-            map(vec![
-                ("name", s(name.clone())),
-                ("namespace", s("openshift-cluster-node-tuning-operator")),
-            ]),
-        ),
-        (
-            "spec",
-            map(vec![
-                ("profile", seq(vec![map(vec![("data", s(data)), ("name", s(name.clone()))])])),
-                (
-                    "recommend",
-                    seq(vec![map(vec![
-                        ("machineConfigLabels", map(vec![(ROLE_LABEL, s(role))])),
-                        ("priority", int(19)),
-                        ("profile", s(name)),
-                    ])]),
-                ),
-            ]),
-        ),
-    ]))
+    Some(tuned_object(name, data, &role, 19))
 }
 
 /// The `performance-profile` target: the PerformanceProfile, and when the plan chose busy
