@@ -225,6 +225,7 @@ impl RunningLoad {
                 Ok(())
             });
         }
+        become_subreaper();
         let child = command
             .spawn()
             .map_err(|source| MeasureError::LoadCommand { command: cmd.to_string(), source })?;
@@ -278,7 +279,12 @@ impl RunningLoad {
             // SAFETY: signal 0 only checks whether the group still has a member.
             let group_alive = || unsafe { libc::kill(-pgid, 0) } == 0;
             loop {
-                let _ = c.try_wait();
+                // Once the shell is reaped (its status kept by `Child`), reap the group's
+                // orphans too: this process is their subreaper, so an unreaped zombie would
+                // otherwise keep the group "alive" until the SIGKILL deadline.
+                if matches!(c.try_wait(), Ok(Some(_))) {
+                    reap_orphans(pgid);
+                }
                 if !group_alive() {
                     break;
                 }
@@ -307,6 +313,32 @@ impl RunningLoad {
             self.info.exit.clone_from(&exit);
         }
         exit
+    }
+}
+
+/// Make this process the subreaper of its descendants (once; it lasts for the process). An
+/// external load's grandchildren (`sh -c 'sleep 30'` forks `sleep`) are then reparented here
+/// when the shell dies, not to PID 1: whether they have ended no longer depends on how soon
+/// the system's init reaps zombies (a container's PID 1 may never do it), because
+/// [`reap_orphans`] reaps them. Best effort: without it, a slow init only delays the stop.
+fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: PR_SET_CHILD_SUBREAPER takes an integer flag and touches no memory of ours.
+        let _ = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    });
+}
+
+/// Reap every ended member of process group `pgid` that is our child (the load's orphans,
+/// reparented here by [`become_subreaper`]). Call only once the group's leader has been reaped
+/// through its `Child`, so that its status is never taken from under it.
+fn reap_orphans(pgid: libc::pid_t) {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid on our own children of one process group, without blocking.
+        if unsafe { libc::waitpid(-pgid, &mut status, libc::WNOHANG) } <= 0 {
+            break;
+        }
     }
 }
 
@@ -352,6 +384,15 @@ mod tests {
         assert!(e.exited_early().is_some());
         let exit = e.stop().unwrap();
         assert_eq!((exit.ended_by, exit.code), (LoadEnd::Itself, Some(3)), "{exit}");
+        // A group whose members outlive the shell: the orphans are reparented to this
+        // process (its subreaper) and reaped here, so the stop does not wait for PID 1 to reap
+        // them, nor wrongly reaches for SIGKILL.
+        let mut e = RunningLoad::start_command("(sleep 30 &); sleep 30 & wait", &[0]).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let t = Instant::now();
+        let exit = e.stop().unwrap();
+        assert!(t.elapsed() < Duration::from_secs(2), "SIGTERM stopped the group");
+        assert_eq!(exit.ended_by, LoadEnd::Sigterm, "{exit}");
         // One that ignores SIGTERM is killed.
         let mut e =
             RunningLoad::start_command("trap '' TERM; while :; do sleep 0.05; done", &[0]).unwrap();
