@@ -24,6 +24,19 @@ pub struct Containers {
     /// than by name (live only; the others matched a runtime's name pattern).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub namespaced: Vec<Namespaced>,
+    /// The container cgroups of `tree` that hold containers themselves (docker-in-docker,
+    /// Docker in an LXC container), with how many; each nested one is counted, not listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nested: Vec<Nested>,
+}
+
+/// A container cgroup holding other containers' cgroups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Nested {
+    pub path: String,
+    /// How many containers it holds (the first level below it: a nested container's own
+    /// nested ones are not counted).
+    pub containers: usize,
 }
 
 /// How a cgroup was recognised as a container's.
@@ -84,6 +97,11 @@ impl Containers {
             .iter()
             .find(|n| n.path == path)
             .map_or(Recognised::NamePattern, |n| Recognised::Namespaces(n.evidence.clone()))
+    }
+
+    /// How many containers the container cgroup `path` holds.
+    pub fn nested(&self, path: &str) -> usize {
+        self.nested.iter().find(|n| n.path == path).map_or(0, |n| n.containers)
     }
 }
 
@@ -154,6 +172,14 @@ pub struct Container {
     /// How it was recognised as a container's (name pattern, or namespaces).
     #[serde(default)]
     pub recognised: Recognised,
+    /// How many containers run inside it (docker-in-docker, Docker in an LXC container): they
+    /// are not listed apart.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nested_containers: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The closed set of container runtimes recognised from cgroup names.

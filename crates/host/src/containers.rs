@@ -125,6 +125,7 @@ pub fn read(root: &Root, rt: &rt::Containers) -> Vec<Container> {
                         rt_ready: Some(!enforced || zero.is_none()),
                         rt_blocker: zero.filter(|_| enforced).map(|z| format!("{} = 0", z.file)),
                         recognised: rt.recognised(p),
+                        nested_containers: rt.nested(p),
                     }
                 })
                 .collect()
@@ -163,6 +164,7 @@ pub fn read(root: &Root, rt: &rt::Containers) -> Vec<Container> {
                                 .to_string()
                         }),
                         recognised: rt.recognised(p),
+                        nested_containers: rt.nested(p),
                     }
                 })
                 .collect()

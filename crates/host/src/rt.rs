@@ -15,7 +15,8 @@ use std::io::Read;
 use serde::{Deserialize, Serialize};
 
 pub use crate::cgroup::{
-    ChainLevel, ContainerChain, Containers, Namespace, Namespaced, NsEvidence, Recognised, Tree,
+    ChainLevel, ContainerChain, Containers, Namespace, Namespaced, Nested, NsEvidence, Recognised,
+    Tree,
 };
 use crate::root::Root;
 
@@ -500,8 +501,8 @@ fn ns_of(root: &Root, pid: &str, kind: Namespace) -> Option<u64> {
     parse_ns_link(&target, kind)
 }
 
-/// PID 1's namespaces through `root`; `None` without process information (a snapshot, a
-/// must-gather, or not root).
+/// PID 1's namespaces through `root`; `None` without process information (a must-gather, or
+/// not root; a snapshot keeps what the walk read).
 pub fn host_ns(root: &Root) -> Option<HostNs> {
     Some(HostNs { pid: ns_of(root, "1", Namespace::Pid)?, mnt: ns_of(root, "1", Namespace::Mnt)? })
 }
@@ -539,54 +540,169 @@ pub fn ns_verdict(
 }
 
 /// The namespace evidence of the cgroup directory `dir` (root-relative), from the processes
-/// listed in its `cgroup.procs`.
-fn ns_evidence(root: &Root, dir: &str, host: HostNs) -> Option<NsEvidence> {
+/// listed in its `cgroup.procs`, with the PID namespace of the process it rests on.
+fn ns_evidence(root: &Root, dir: &str, host: HostNs) -> Option<(NsEvidence, Option<u64>)> {
     let procs = root.read_string(&format!("{dir}/cgroup.procs")).ok()?;
     sample_pids(&procs).into_iter().find_map(|pid| {
         let p = pid.to_string();
-        ns_verdict(
-            host,
-            pid,
-            ns_of(root, &p, Namespace::Pid),
-            ns_of(root, &p, Namespace::Mnt),
-            || root.read_link(&format!("proc/{p}/root")).ok(),
-        )
+        let pid_ns = ns_of(root, &p, Namespace::Pid);
+        let ev = ns_verdict(host, pid, pid_ns, ns_of(root, &p, Namespace::Mnt), || {
+            root.read_link(&format!("proc/{p}/root")).ok()
+        })?;
+        Some((ev, pid_ns))
     })
 }
 
-/// Walk a cgroup tree from `base` (root-relative), bounded: the container cgroups' paths,
-/// each with its namespace evidence when recognised by it (with `host` known) rather than by
-/// name. A container's cgroup is not descended into.
-fn walk(
+/// Children through which a container's first process is seen when the container's own
+/// cgroup holds none: systemd as its init (`init.scope`: an LXC or nspawn container, a kind
+/// node), moby's docker-in-docker script (`init`, where it moves the inner dockerd on cgroup
+/// v2), systemd-nspawn's split of the machine scope (`payload`, beside `supervisor`).
+const ENTRIES: [&str; 3] = ["init.scope", "init", "payload"];
+
+/// Pure: whether the walk may take the cgroup `dir` for a container begun below it (through
+/// an [`ENTRIES`] child): never the root, whose `init.scope` is PID 1's, and never a systemd
+/// slice, which only groups units (`machine.slice` holds machines, it is not one).
+pub fn may_begin_container(dir: &str) -> bool {
+    let last = dir.rsplit('/').next().unwrap_or("");
+    !last.is_empty() && !last.ends_with(".slice")
+}
+
+/// The namespace evidence of a container that begins at `dir` though its own cgroup holds no
+/// process of it: a process of an [`ENTRIES`] child (or of `payload/init.scope`) in another
+/// namespace than PID 1. `names` are `dir`'s children.
+fn entry_evidence(
     root: &Root,
     base: &str,
-    is_file: fn(&str) -> bool,
-    host: Option<HostNs>,
-) -> Vec<(String, Option<NsEvidence>)> {
+    dir: &str,
+    names: &[&String],
+    host: HostNs,
+) -> Option<(NsEvidence, Option<u64>)> {
+    ENTRIES.iter().filter(|e| names.iter().any(|n| n == *e)).find_map(|e| {
+        let d = format!("{base}{dir}/{e}");
+        ns_evidence(root, &d, host).or_else(|| {
+            let inner = root.list_dir(&d).ok()?;
+            (*e == "payload" && inner.iter().any(|n| n == "init.scope"))
+                .then(|| ns_evidence(root, &format!("{d}/init.scope"), host))
+                .flatten()
+        })
+    })
+}
+
+/// A container cgroup found by [`walk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    path: String,
+    /// The namespace evidence when recognised by it rather than by name.
+    evidence: Option<NsEvidence>,
+    /// Container cgroups inside it (docker-in-docker, Docker in an LXC container).
+    nested: usize,
+}
+
+/// What a walk may still visit (shared by the walk and the nested counts).
+struct Budget(usize);
+
+impl Budget {
+    fn take(&mut self) -> bool {
+        let ok = self.0 > 0;
+        self.0 = self.0.saturating_sub(1);
+        ok
+    }
+}
+
+/// Walk a cgroup tree from `base` (root-relative), bounded: the container cgroups, each
+/// listed once at the cgroup where it begins — its name is a runtime's, or (with `host`
+/// known) a process of its own or of an [`ENTRIES`] child runs in another namespace — and
+/// never its descendants, which are only counted when they are containers themselves.
+fn walk(root: &Root, base: &str, is_file: fn(&str) -> bool, host: Option<HostNs>) -> Vec<Found> {
     let mut found = Vec::new();
     let mut stack = vec![(String::new(), 0usize)];
-    let mut seen = 0usize;
+    let mut budget = Budget(MAX_WALK);
     while let Some((dir, depth)) = stack.pop() {
-        seen += 1;
-        if seen > MAX_WALK {
+        if !budget.take() {
             break;
         }
         let Ok(names) = root.list_dir(&format!("{base}{dir}")) else { continue };
-        for n in names.iter().rev().filter(|n| !is_file(n)) {
-            let child = format!("{dir}/{n}");
-            if is_container(&dir, n) {
-                found.push((child, None));
-            } else if let Some(ev) =
-                host.and_then(|h| ns_evidence(root, &format!("{base}{child}"), h))
+        let subdirs: Vec<&String> = names.iter().filter(|n| !is_file(n)).collect();
+        if may_begin_container(&dir) {
+            if let Some((ev, pid_ns)) =
+                host.and_then(|h| entry_evidence(root, base, &dir, &subdirs, h))
             {
-                found.push((child, Some(ev)));
+                let nested = nested(root, base, &dir, is_file, host, pid_ns, depth, &mut budget);
+                found.push(Found { path: dir, evidence: Some(ev), nested });
+                continue;
+            }
+        }
+        for n in subdirs.into_iter().rev() {
+            let child = format!("{dir}/{n}");
+            let top = if is_container(&dir, n) {
+                Some((None, host.and_then(|h| own_pid_ns(root, base, &child, h))))
+            } else {
+                host.and_then(|h| ns_evidence(root, &format!("{base}{child}"), h))
+                    .map(|(ev, pid_ns)| (Some(ev), pid_ns))
+            };
+            match top {
+                Some((evidence, pid_ns)) => {
+                    let nested =
+                        nested(root, base, &child, is_file, host, pid_ns, depth + 1, &mut budget);
+                    found.push(Found { path: child, evidence, nested });
+                }
+                None if depth + 1 < MAX_DEPTH => stack.push((child, depth + 1)),
+                None => {}
+            }
+        }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    found
+}
+
+/// The PID namespace of a container cgroup recognised by name (its own processes', else an
+/// [`ENTRIES`] child's), when another than PID 1's.
+fn own_pid_ns(root: &Root, base: &str, dir: &str, host: HostNs) -> Option<u64> {
+    if let Some((_, ns)) = ns_evidence(root, &format!("{base}{dir}"), host) {
+        return ns;
+    }
+    let names = root.list_dir(&format!("{base}{dir}")).ok()?;
+    let names: Vec<&String> = names.iter().collect();
+    entry_evidence(root, base, dir, &names, host).and_then(|(_, ns)| ns)
+}
+
+/// How many containers the container cgroup `top` holds: descendants whose name is a
+/// runtime's, or (with `host` and `top`'s PID namespace known) whose process runs in a PID
+/// namespace other than both PID 1's and `top`'s. A nested container's own descendants are
+/// not walked.
+#[allow(clippy::too_many_arguments)]
+fn nested(
+    root: &Root,
+    base: &str,
+    top: &str,
+    is_file: fn(&str) -> bool,
+    host: Option<HostNs>,
+    top_pid_ns: Option<u64>,
+    depth: usize,
+    budget: &mut Budget,
+) -> usize {
+    let mut count = 0;
+    let mut stack = vec![(top.to_string(), depth)];
+    while let Some((dir, depth)) = stack.pop() {
+        if !budget.take() {
+            break;
+        }
+        let Ok(names) = root.list_dir(&format!("{base}{dir}")) else { continue };
+        for n in names.iter().filter(|n| !is_file(n)) {
+            let child = format!("{dir}/{n}");
+            let other_ns = || {
+                let (h, own) = (host?, top_pid_ns?);
+                let (_, ns) = ns_evidence(root, &format!("{base}{child}"), h)?;
+                Some(ns.is_some_and(|ns| ns != own))
+            };
+            if is_container(&dir, n) || other_ns() == Some(true) {
+                count += 1;
             } else if depth + 1 < MAX_DEPTH {
                 stack.push((child, depth + 1));
             }
         }
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0));
-    found
+    count
 }
 
 /// v2 interface files are `<controller>.<knob>` (a child cgroup may have dots in its name:
@@ -605,15 +721,18 @@ pub fn containers(root: &Root) -> Containers {
         root.read_trimmed("proc/sys/kernel/sched_rt_runtime_us").ok().and_then(|v| v.parse().ok());
     let mounts = root.read_string("proc/mounts").unwrap_or_default();
     let host = host_ns(root);
-    let mut namespaced = Vec::new();
-    let mut keep = |found: Vec<(String, Option<NsEvidence>)>| -> Vec<String> {
+    let (mut namespaced, mut nested) = (Vec::new(), Vec::new());
+    let mut keep = |found: Vec<Found>| -> Vec<String> {
         found
             .into_iter()
-            .map(|(path, ev)| {
-                if let Some(evidence) = ev {
-                    namespaced.push(Namespaced { path: path.clone(), evidence });
+            .map(|f| {
+                if let Some(evidence) = f.evidence {
+                    namespaced.push(Namespaced { path: f.path.clone(), evidence });
                 }
-                path
+                if f.nested > 0 {
+                    nested.push(Nested { path: f.path.clone(), containers: f.nested });
+                }
+                f.path
             })
             .collect()
     };
@@ -646,7 +765,14 @@ pub fn containers(root: &Root) -> Containers {
         }
         _ => (rt_group_sched, rt_group_sched_evidence),
     };
-    Containers { sched_rt_runtime_us, rt_group_sched, rt_group_sched_evidence, tree, namespaced }
+    Containers {
+        sched_rt_runtime_us,
+        rt_group_sched,
+        rt_group_sched_evidence,
+        tree,
+        namespaced,
+        nested,
+    }
 }
 
 #[cfg(test)]

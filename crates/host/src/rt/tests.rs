@@ -273,3 +273,93 @@ fn namespace_parsers_and_verdict() {
         Some("/srv/c".into())
     );
 }
+
+/// The container cgroups a walk lists, with how each was recognised (`name`, or `ns <pid>`)
+/// and how many containers each holds.
+fn listed(c: &Containers) -> Vec<String> {
+    let paths: Vec<String> = match &c.tree {
+        Tree::V1 { containers, .. } => containers.iter().map(|c| c.path.clone()).collect(),
+        Tree::V2 { containers, .. } => containers.clone(),
+        Tree::Unknown => Vec::new(),
+    };
+    paths
+        .into_iter()
+        .map(|p| {
+            let by = match c.recognised(&p) {
+                Recognised::NamePattern => "name".to_string(),
+                Recognised::Namespaces(ev) => format!("ns {}", ev.pid),
+            };
+            format!("{p} {by} +{}", c.nested(&p))
+        })
+        .collect()
+}
+
+#[test]
+fn nested_containers_are_listed_once_at_their_top_cgroup_v2() {
+    let c = containers(&fixture("containers-nested-v2"));
+    assert_eq!(
+        listed(&c),
+        [
+            // docker-in-docker under --cgroup-parent: the outer container begins where its
+            // dockerd (moved to init/) runs in another PID namespace; one inner container.
+            "/ci/0123456789abcdef ns 7000 +1",
+            // LXC running systemd: its cgroup is empty, systemd is in init.scope; the Docker
+            // container inside is counted, its journald and dockerd are the container's own.
+            "/lxc.payload.c1 ns 5000 +1",
+            // systemd-nspawn's payload/ and supervisor/ (PID 1's namespaces) are one machine.
+            "/machine.slice/machine-web.scope ns 4242 +0",
+            // docker-in-docker by name: two inner containers.
+            "/system.slice/docker-d1d1.scope name +2",
+        ],
+        "lxc.monitor, the user's systemd (init.scope in PID 1's namespaces) and the root's \
+         init.scope are not containers; no descendant of a container is listed"
+    );
+}
+
+#[test]
+fn nested_containers_are_listed_once_at_their_top_cgroup_v1() {
+    let c = containers(&fixture("containers-nested-v1"));
+    assert_eq!(
+        listed(&c),
+        ["/docker/0a0b0c0d0e0f1a1b name +1", "/lxc.payload.c1 ns 5000 +0", "/lxc/c2 ns 5500 +0"]
+    );
+    // The chain is the container's own, from the root down to its top cgroup.
+    let Tree::V1 { containers, .. } = &c.tree else { panic!("{:?}", c.tree) };
+    let c2 = containers.iter().find(|c| c.path == "/lxc/c2").map(|c| &c.chain);
+    let values: Vec<_> = c2.into_iter().flatten().map(|l| l.rt_runtime_us).collect();
+    assert_eq!(values, [Some(950_000), Some(100_000), Some(50_000)]);
+}
+
+#[test]
+fn without_process_information_only_names_count_and_nesting_by_name() {
+    // The nested v2 tree with its /proc taken away (a must-gather): names only.
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/containers-nested-v2");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(src.join("sys"))
+        .arg(dir.path())
+        .status()
+        .map(|s| s.success());
+    assert_eq!(status.ok(), Some(true));
+    std::fs::create_dir(dir.path().join("proc")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::copy(src.join("proc/mounts"), dir.path().join("proc/mounts"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let c = containers(&Root::open(dir.path()).unwrap_or_else(|e| panic!("{e}")));
+    assert_eq!(
+        listed(&c),
+        [
+            "/ci/0123456789abcdef/docker/fedcba9876543210 name +0",
+            "/lxc.payload.c1/system.slice/docker-c1d0.scope name +0",
+            "/system.slice/docker-d1d1.scope name +2",
+        ]
+    );
+}
+
+#[test]
+fn only_a_unit_may_begin_a_container() {
+    assert!(may_begin_container("/lxc.payload.c1"));
+    assert!(may_begin_container("/machine.slice/machine-web.scope"));
+    assert!(!may_begin_container(""));
+    assert!(!may_begin_container("/machine.slice"));
+}

@@ -127,6 +127,17 @@ pub(super) fn containers(out: &mut String, h: &Host, st: &Style) {
             );
         }
     }
+    // Containers inside containers are counted on their outer one, not listed.
+    for c in cs.iter().filter(|c| c.nested_containers > 0) {
+        let n = c.nested_containers;
+        let _ = writeln!(
+            out,
+            "  {} {}: holds {n} container{} of its own (not listed apart)",
+            st.paint(Paint::Dim, "nested"),
+            util::term::sanitize(&c.path, false),
+            if n == 1 { "" } else { "s" },
+        );
+    }
     let mut any = false;
     for c in cs {
         let found = issues(c, h);
