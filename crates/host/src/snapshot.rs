@@ -11,7 +11,9 @@ use crate::model::Host;
 use crate::read::{read_with, ReadOptions};
 use crate::root::{lexical_target, Access, Kind, ReadError, Root};
 
-pub use crate::root::manifest::{Failure, FailureKind, Manifest, Op, MANIFEST};
+pub use crate::root::manifest::{
+    root_link_kept, Failure, FailureKind, Manifest, Op, MANIFEST, MAX_ROOT_LINKS,
+};
 
 /// A finished snapshot.
 #[derive(Debug)]
@@ -38,6 +40,8 @@ struct Plan {
     files: BTreeMap<String, Vec<u8>>,
     dirs: BTreeSet<String>,
     links: BTreeMap<String, String>,
+    /// Root links (`proc/<pid>/root`), kept in the manifest: absolute targets.
+    root_links: BTreeMap<String, String>,
     failures: Vec<Failure>,
 }
 
@@ -49,6 +53,8 @@ impl Plan {
     fn link(&mut self, path: &str, target: &str) {
         if lexical_target(path, target).is_some() {
             self.links.insert(path.to_string(), target.to_string());
+        } else if root_link_kept(path, target) && self.root_links.len() < MAX_ROOT_LINKS {
+            self.root_links.insert(path.to_string(), target.to_string());
         } else {
             self.failures.push(Failure {
                 path: path.into(),
@@ -137,6 +143,7 @@ pub fn capture(root: Root, opts: &ReadOptions) -> Result<Snapshot, SnapshotError
         max_processes: opts.max_processes,
         process_cmdlines: !opts.skip_tasks && !opts.skip_cmdline,
         failures: plan.failures.clone(),
+        root_links: plan.root_links.clone(),
     };
     let tgz = pack(&plan, &manifest)?;
     Ok(Snapshot { host, tgz, manifest })

@@ -2,6 +2,8 @@
 //! every access that failed, so reading the snapshot back replays the same errors. It sits
 //! under `root` because the tarball reader replays it; `snapshot` writes it.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::ReadError;
@@ -86,6 +88,29 @@ pub struct Manifest {
     pub process_cmdlines: bool,
     /// Everything that could not be read (a missing optional file is normal).
     pub failures: Vec<Failure>,
+    /// The processes' root links that were read (`proc/<pid>/root` → `/`, or the directory a
+    /// container or chroot runs in): absolute, so not storable as symlinks in the tarball,
+    /// yet they tell a container (own mount namespace, another root) from a sandboxed
+    /// service (own mount namespace, root `/`). Read back only when [`root_link_kept`]
+    /// allows. Absent in snapshots made before this field (their root links were dropped).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub root_links: BTreeMap<String, String>,
+}
+
+/// The longest root link target kept (a container runtime's rootfs path is ~100 bytes).
+pub const MAX_ROOT_LINK: usize = 1024;
+/// The most root links kept (one per process read).
+pub const MAX_ROOT_LINKS: usize = 65_536;
+
+/// Pure: whether a root link is one a snapshot keeps and reads back: `path` is exactly
+/// `proc/<pid>/root`, and `target` an absolute path of at most [`MAX_ROOT_LINK`] bytes
+/// without control characters (it is shown on a terminal and in JSON).
+pub fn root_link_kept(path: &str, target: &str) -> bool {
+    let pid = path.strip_prefix("proc/").and_then(|r| r.strip_suffix("/root"));
+    pid.is_some_and(|p| !p.is_empty() && p.len() <= 10 && p.bytes().all(|b| b.is_ascii_digit()))
+        && target.starts_with('/')
+        && target.len() <= MAX_ROOT_LINK
+        && !target.chars().any(char::is_control)
 }
 
 fn yes() -> bool {
@@ -109,4 +134,40 @@ pub(crate) fn replayed_errors(manifest: &[u8]) -> std::collections::HashMap<Stri
             Some((path, e))
         })
         .collect()
+}
+
+/// The root links of a manifest to answer `read_link` with: those [`root_link_kept`] allows,
+/// at most [`MAX_ROOT_LINKS`] (the manifest is untrusted input).
+pub(crate) fn replayed_root_links(manifest: &[u8]) -> std::collections::HashMap<String, String> {
+    let Ok(m) = serde_json::from_slice::<Manifest>(manifest) else { return Default::default() };
+    m.root_links.into_iter().filter(|(p, t)| root_link_kept(p, t)).take(MAX_ROOT_LINKS).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_root_links_are_kept() {
+        assert!(root_link_kept("proc/310/root", "/var/lib/portables/app"));
+        assert!(root_link_kept("proc/1/root", "/"));
+        assert!(root_link_kept("proc/9/root", "/srv/c (deleted)"));
+        for (p, t) in [
+            ("proc/self/root", "/"),
+            ("proc/1/cwd", "/"),
+            ("proc//root", "/"),
+            ("proc/1/root/x", "/"),
+            ("sys/1/root", "/"),
+            ("proc/12345678901/root", "/"),
+            ("proc/1/root", "relative"),
+            ("proc/1/root", ""),
+            ("proc/1/root", "/a\x1b[2Jb"),
+            ("proc/1/root", "/a\nb"),
+            ("proc/1/root", "/a\u{9b}b"),
+        ] {
+            assert!(!root_link_kept(p, t), "{p} -> {t:?}");
+        }
+        assert!(root_link_kept("proc/1/root", &format!("/{}", "a".repeat(MAX_ROOT_LINK - 1))));
+        assert!(!root_link_kept("proc/1/root", &format!("/{}", "a".repeat(MAX_ROOT_LINK))));
+    }
 }

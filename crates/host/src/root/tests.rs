@@ -231,3 +231,42 @@ fn must_gather_refuses_symlinks_and_duplicates_and_names_the_depth() {
     let e = Root::must_gather(empty.path(), None).unwrap_err().to_string();
     assert!(e.contains("within 8 directory levels"), "{e}");
 }
+
+#[test]
+fn tgz_answers_root_links_from_the_manifest_only_when_plain() {
+    let long = format!("/{}", "a".repeat(manifest::MAX_ROOT_LINK));
+    let m = serde_json::json!({
+        "schema_version": 1, "tool": "t", "source": "s", "hostname": null, "taken_at": 0,
+        "files": 0, "dirs": 0, "symlinks": 0, "max_processes": null, "failures": [],
+        "root_links": {
+            "proc/310/root": "/var/lib/portables/app",
+            "proc/1/root": "/",
+            "proc/5/root": "/x\u{1b}[2J",
+            "proc/6/root": "relative",
+            "proc/7/root": long,
+            "proc/7/cwd": "/tmp",
+            "sys/evil": "/etc",
+        }
+    })
+    .to_string();
+    let bytes = tar_with(&[
+        (manifest::MANIFEST, m.as_str(), None),
+        ("proc/310/ns/pid", "", Some("pid:[4026531836]")),
+        // An entry in the archive wins over the manifest.
+        ("proc/1/root", "", Some("1")),
+    ]);
+    let r = Root::from_tgz_bytes("t.tar", &bytes).unwrap();
+    assert_eq!(r.read_link("proc/310/root").unwrap(), "/var/lib/portables/app");
+    assert_eq!(r.read_link("proc/1/root").unwrap(), "1");
+    for p in ["proc/5/root", "proc/6/root", "proc/7/root", "proc/7/cwd", "sys/evil"] {
+        assert!(r.read_link(p).unwrap_err().is_not_found(), "{p}");
+    }
+    // A manifest of an older snapshot (no root_links) reads as before.
+    let old = tar_with(&[(
+        manifest::MANIFEST,
+        r#"{"schema_version":1,"tool":"t","source":"s","hostname":null,"taken_at":0,"files":0,"dirs":0,"symlinks":0,"max_processes":null,"failures":[]}"#,
+        None,
+    )]);
+    let r = Root::from_tgz_bytes("t.tar", &old).unwrap();
+    assert!(r.read_link("proc/310/root").unwrap_err().is_not_found());
+}

@@ -87,6 +87,9 @@ pub struct TgzTree {
     /// Read failures recorded by `lowlat snapshot` (its manifest), replayed on read so a
     /// snapshot reads exactly like the host it was taken from.
     failed: HashMap<String, ReadError>,
+    /// The processes' root links kept in the manifest (`proc/<pid>/root`, absolute, so not
+    /// in the archive as symlinks), checked by [`super::manifest::root_link_kept`].
+    root_links: HashMap<String, String>,
     /// The per-file bound it was read with (for messages).
     file_limit: u64,
 }
@@ -224,8 +227,12 @@ impl TgzTree {
 
         let mut ar = tar::Archive::new(stream);
         let entries = ar.entries().map_err(|_| stopped(0, "no tar header"))?.raw(true);
-        let mut tree =
-            TgzTree { nodes: HashMap::new(), failed: HashMap::new(), file_limit: limits.file };
+        let mut tree = TgzTree {
+            nodes: HashMap::new(),
+            failed: HashMap::new(),
+            root_links: HashMap::new(),
+            file_limit: limits.file,
+        };
         tree.nodes.insert(String::new(), Node::Dir(BTreeSet::new()));
         let mut kept_bytes = 0u64;
         let mut hardlinks = Vec::new();
@@ -384,6 +391,7 @@ impl TgzTree {
         }
         if let Some(Node::File(m)) = tree.nodes.get(super::manifest::MANIFEST) {
             tree.failed = super::manifest::replayed_errors(m);
+            tree.root_links = super::manifest::replayed_root_links(m);
         }
         Ok(tree)
     }
@@ -513,7 +521,10 @@ impl TgzTree {
             Some(_) => {
                 Err(ReadError::Other { path: rel.to_string(), message: "not a symlink".into() })
             }
-            None => Err(ReadError::NotFound { path: rel.to_string() }),
+            None => match self.root_links.get(&p) {
+                Some(t) => Ok(t.clone()),
+                None => Err(ReadError::NotFound { path: rel.to_string() }),
+            },
         }
     }
 }

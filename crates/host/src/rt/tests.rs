@@ -363,3 +363,31 @@ fn only_a_unit_may_begin_a_container() {
     assert!(!may_begin_container(""));
     assert!(!may_begin_container("/machine.slice"));
 }
+
+#[test]
+fn a_snapshot_of_a_tree_gives_the_same_containers_and_verdicts() {
+    for name in ["containers-ns-v2", "containers-nested-v2", "containers-nested-v1"] {
+        let tree = containers(&fixture(name));
+        let snap = crate::snapshot::capture(fixture(name), &crate::ReadOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let back = Root::from_tgz_bytes("s.tgz", &snap.tgz).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(containers(&back), tree, "{name}");
+    }
+    // The mount-namespace-plus-root verdict needs the root link, kept in the manifest.
+    let snap =
+        crate::snapshot::capture(fixture("containers-ns-v2"), &crate::ReadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        snap.manifest.root_links.get("proc/310/root").map(String::as_str),
+        Some("/var/lib/portables/app")
+    );
+    let back = Root::from_tgz_bytes("s.tgz", &snap.tgz).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        containers(&back).recognised("/system.slice/app.service"),
+        Recognised::Namespaces(NsEvidence {
+            pid: 310,
+            differ: vec![Namespace::Mnt],
+            root: Some("/var/lib/portables/app".into())
+        })
+    );
+}
