@@ -326,3 +326,63 @@ fn containers_recognised_by_namespaces_say_so() {
         serde_json::json!(["pid", "mnt"])
     );
 }
+
+/// Containers inside containers (LXC running systemd, nspawn's payload and supervisor,
+/// docker-in-docker) are each listed once, at the cgroup where they begin, with the
+/// containers they hold counted; a snapshot of a tree lists the same containers, recognised
+/// the same way (its manifest keeps the processes' root links).
+#[test]
+fn nested_containers_are_listed_once_and_a_snapshot_agrees() {
+    let view = |root: &Path| {
+        let o = lowlat().args(["inspect", "--containers", "--root"]).arg(root).assert().success();
+        String::from_utf8_lossy(&o.get_output().stdout)
+            .lines()
+            .filter(|l| !l.contains("source"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let tree = view(&rt_fixture("containers-nested-v2"));
+    assert!(tree.contains("── Containers (4)"), "{tree}");
+    assert!(
+        tree.contains("nested /system.slice/docker-d1d1.scope: holds 2 containers of its own"),
+        "{tree}"
+    );
+    assert!(tree.contains("nested /lxc.payload.c1: holds 1 container of its own"), "{tree}");
+    assert!(!tree.contains("init.scope") && !tree.contains("/payload"), "{tree}");
+    let json = lowlat()
+        .args(["inspect", "--containers", "--json", "-", "--root"])
+        .arg(rt_fixture("containers-nested-v2"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    let nested: Vec<String> = v["cgroup"]["containers"]
+        .as_array()
+        .map(|a| a.iter().map(|c| format!("{} {}", c["path"], c["nested_containers"])).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        nested,
+        [
+            r#""/ci/0123456789abcdef" 1"#,
+            r#""/lxc.payload.c1" 1"#,
+            r#""/machine.slice/machine-web.scope" null"#,
+            r#""/system.slice/docker-d1d1.scope" 2"#,
+        ]
+    );
+    for name in ["containers-nested-v2", "containers-nested-v1", "containers-ns-v2"] {
+        let dir = tempfile::tempdir().unwrap();
+        let snap = dir.path().join("s.tgz");
+        lowlat()
+            .args(["snapshot", "-o"])
+            .arg(&snap)
+            .arg("--root")
+            .arg(rt_fixture(name))
+            .assert()
+            .success();
+        assert_eq!(
+            view(&snap),
+            view(&rt_fixture(name)),
+            "{name}: the snapshot reads back the same"
+        );
+    }
+    assert!(view(&rt_fixture("containers-ns-v2")).contains("root /var/lib/portables/app"));
+}
