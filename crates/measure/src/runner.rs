@@ -442,6 +442,18 @@ mod tests {
 
     /// Noise recorders as the noise run makes them: a 3 GHz counter's fast table for gaps
     /// under 1 µs.
+    /// The result of a whole run of `secs` seconds (not partial, not real-time: neither
+    /// matters to the size and series these tests check).
+    fn finished(
+        kind: results::Kind,
+        c: &Common,
+        recs: &[Recorder],
+        series: &SeriesSet,
+        secs: u64,
+    ) -> LatencyResult {
+        build(kind, c, recs, series, secs * 1_000_000_000, false, false, &[], None)
+    }
+
     fn noise_recorders(n: usize, secs: u64, threshold_ns: Option<u64>) -> (Vec<Recorder>, u64) {
         let mult = ((1_000_000_000u128 << 32) / 3_000_000_000u128) as u64;
         let recs = (0..n)
@@ -495,17 +507,7 @@ mod tests {
             }
         });
         let c = common(&cpus, secs, None);
-        let r = build(
-            results::Kind::Noise,
-            &c,
-            &recs,
-            &series,
-            secs * 1_000_000_000,
-            false,
-            true,
-            &[],
-            None,
-        );
+        let r = finished(results::Kind::Noise, &c, &recs, &series, secs);
         assert_eq!(r.series_step_s, 15);
         let points: usize =
             r.threads.iter().map(|t| t.per_second_max_ns.len() + t.per_second_noise_ns.len()).sum();
@@ -545,17 +547,7 @@ mod tests {
             r.add_noise(s as usize, ns);
         });
         let c = common(&cpus, secs, Some(40_000));
-        let r = build(
-            results::Kind::Noise,
-            &c,
-            &recs,
-            &series,
-            secs * 1_000_000_000,
-            false,
-            true,
-            &[],
-            None,
-        );
+        let r = finished(results::Kind::Noise, &c, &recs, &series, secs);
         assert_eq!(r.series_step_s, 120);
         let json = serde_json::to_string(&r).unwrap_or_default();
         let series_bytes: usize = r
@@ -599,17 +591,7 @@ mod tests {
             .collect();
         let mut series = SeriesSet::new(cpus.len(), false, Some(secs));
         series.fold_until(secs, &recs);
-        let r = build(
-            results::Kind::Timer,
-            &c,
-            &recs,
-            &series,
-            secs * 1_000_000_000,
-            false,
-            false,
-            &[],
-            None,
-        );
+        let r = finished(results::Kind::Timer, &c, &recs, &series, secs);
         assert_eq!(r.breaches.len(), crate::shared::MAX_BREACHES);
         assert_eq!(r.breach_total(), 256 * secs * 50);
         assert!(r.breaches.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "time order");
@@ -650,17 +632,7 @@ mod tests {
         recs[1].record(70_000, 1_700 * 60_000_000_000);
         let mut series = SeriesSet::new(cpus.len(), false, None);
         series.fold_until(secs, &recs);
-        let r = build(
-            results::Kind::Timer,
-            &c,
-            &recs,
-            &series,
-            secs * 1_000_000_000,
-            false,
-            false,
-            &[],
-            None,
-        );
+        let r = finished(results::Kind::Timer, &c, &recs, &series, secs);
         let (a, b) = (&r.threads[0], &r.threads[1]);
         assert_eq!((a.breaches_step_min, b.breaches_step_min), (Some(2), Some(2)));
         assert_eq!((a.breaches_per_minute.len(), b.breaches_per_minute.len()), (900, 900));
