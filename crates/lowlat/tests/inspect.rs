@@ -386,3 +386,29 @@ fn nested_containers_are_listed_once_and_a_snapshot_agrees() {
     }
     assert!(view(&rt_fixture("containers-ns-v2")).contains("root /var/lib/portables/app"));
 }
+
+/// The same on the live kernel: a docker-in-docker-like container (first process in `init/`,
+/// an inner container under `docker/<id>`) and a chrooted process in its own mount namespace,
+/// in real namespaces and cgroups; `tests/live/nested-containers.sh` runs as PID 1 of a new
+/// PID namespace (so PID 1's namespace links are readable even where the host's are not),
+/// checks the live list, then that a snapshot lists the same (root link included).
+#[test]
+#[ignore = "needs root and unshare; creates and removes cgroups: run with --include-ignored as root (.ci/run does)"]
+fn nested_containers_on_the_live_kernel_and_from_its_snapshot() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/live/nested-containers.sh");
+    let out = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "bash"])
+        .arg(&script)
+        .env("LOWLAT", assert_cmd::cargo::cargo_bin("lowlat"))
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "200")
+        .output()
+        .expect("unshare (util-linux) must be installed");
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("ok: live and snapshot agree"), "{text}");
+}
