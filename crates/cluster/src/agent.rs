@@ -236,8 +236,13 @@ fn finish_rt(cfg: &Config, report: &mut rt::Report, chain: Option<rt::Chain>) {
 }
 
 fn run_child(cfg: &Config) -> Summary {
-    let mut summary =
-        Summary { exit_code: None, args: cfg.args.clone(), error: None, interrupted: false, cpus: None };
+    let mut summary = Summary {
+        exit_code: None,
+        args: cfg.args.clone(),
+        error: None,
+        interrupted: false,
+        cpus: None,
+    };
     // The child's stdout (progress) joins our stderr: stdout is reserved for the payload.
     let stdout = match std::io::stderr().as_fd().try_clone_to_owned() {
         Ok(fd) => Stdio::from(fd),
@@ -326,7 +331,11 @@ pub fn run(cfg: &Config) -> i32 {
         "container CPUs: {} (online {}){}",
         seen.allowed.as_ref().map_or_else(|| "?".into(), ToString::to_string),
         seen.online.as_ref().map_or_else(|| "?".into(), ToString::to_string),
-        if seen.errors.is_empty() { String::new() } else { format!("; {}", seen.errors.join("; ")) }
+        if seen.errors.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", seen.errors.join("; "))
+        }
     ));
     let mut summary = run_child(cfg);
     summary.cpus = Some(seen);

@@ -120,9 +120,9 @@ pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<Selected>> 
     if list.items.is_empty() {
         return Err(Error::NoNodes { selector: selector.to_string() });
     }
-    let cpu = |m: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>| {
-        m.and_then(|m| m.get("cpu")).map(|q| q.0.clone())
-    };
+    let cpu = |m: Option<
+        &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >| { m.and_then(|m| m.get("cpu")).map(|q| q.0.clone()) };
     let mut out: Vec<Selected> = list
         .items
         .iter()

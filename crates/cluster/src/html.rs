@@ -210,7 +210,9 @@ pub fn render(f: &Fleet) -> String {
                 let set = c.allowed.as_ref().map_or_else(|| "?".into(), ToString::to_string);
                 let (cls, word) = match c.placement {
                     crate::cpus::Placement::Exclusive => ("pass", "exclusive"),
-                    crate::cpus::Placement::Shared if c.requested.is_some() => ("warn", "NOT EXCLUSIVE"),
+                    crate::cpus::Placement::Shared if c.requested.is_some() => {
+                        ("warn", "NOT EXCLUSIVE")
+                    }
                     crate::cpus::Placement::Shared => ("", "shared"),
                     crate::cpus::Placement::Unknown => ("warn", "exclusivity unknown"),
                 };

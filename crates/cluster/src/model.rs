@@ -229,7 +229,11 @@ impl NodeResult {
                             self.timer = w;
                             self.timer_histogram = merged_histogram(r);
                             measured = Some(
-                                r.threads.iter().filter_map(|t| t.cpu).map(|c| c as usize).collect(),
+                                r.threads
+                                    .iter()
+                                    .filter_map(|t| t.cpu)
+                                    .map(|c| c as usize)
+                                    .collect(),
                             );
                         }
                         results::Kind::Noise => self.noise = w,
@@ -286,7 +290,8 @@ impl NodeResult {
             match c.placement {
                 cpus::Placement::Exclusive if within != Some(false) => {
                     let on = c.measured.as_ref().filter(|m| !m.is_empty()).or(c.allowed.as_ref());
-                    let on = on.map(|s| format!("{} {s}", if s.len() == 1 { "CPU" } else { "CPUs" }));
+                    let on =
+                        on.map(|s| format!("{} {s}", if s.len() == 1 { "CPU" } else { "CPUs" }));
                     self.headlines.push(format!(
                         "{}: measured on {}, exclusive: {}",
                         Verdict::Pass.label(),

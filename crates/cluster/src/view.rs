@@ -87,7 +87,9 @@ pub fn fleet_summary(f: &Fleet, out: &std::path::Path) -> String {
             let set = c.allowed.as_ref().map_or_else(|| "?".into(), ToString::to_string);
             let line = match c.placement {
                 crate::cpus::Placement::Exclusive => format!("CPUs {set}: exclusive: {}", c.detail),
-                crate::cpus::Placement::Shared => format!("CPUs {set}: NOT EXCLUSIVE: {}", c.detail),
+                crate::cpus::Placement::Shared => {
+                    format!("CPUs {set}: NOT EXCLUSIVE: {}", c.detail)
+                }
                 crate::cpus::Placement::Unknown => {
                     format!("CPUs {set}: exclusivity unknown: {}", c.detail)
                 }

@@ -366,7 +366,10 @@ fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_no
     let online = cpu_set(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap());
     let pool: std::collections::BTreeSet<u32> =
         online.difference(&cpu_set(&reserved)).copied().collect();
-    assert!(!pool.is_empty(), "no CPU left for exclusive use: online {online:?}, reserved {reserved}");
+    assert!(
+        !pool.is_empty(),
+        "no CPU left for exclusive use: online {online:?}, reserved {reserved}"
+    );
 
     let out = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lowlat"))
@@ -434,10 +437,15 @@ fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_no
     let allowed = c.allowed.as_ref().unwrap();
     assert_eq!(allowed.to_list(), list(&checkpointed), "the pod's own cpuset vs the checkpoint");
     let measured = c.measured.as_ref().unwrap();
-    assert!(!measured.is_empty() && measured.is_subset(allowed), "measured {measured} in {allowed}");
+    assert!(
+        !measured.is_empty() && measured.is_subset(allowed),
+        "measured {measured} in {allowed}"
+    );
     assert_eq!(c.placement, cluster::cpus::Placement::Exclusive, "{c:#?}");
     assert_eq!(r.realtime, Some(true), "{:#?}", r.rt_budget);
-    let want = format!("PASS: measured on CPU {allowed}, exclusive: CPU {allowed} given to this container alone");
+    let want = format!(
+        "PASS: measured on CPU {allowed}, exclusive: CPU {allowed} given to this container alone"
+    );
     assert!(r.headlines.iter().any(|h| h.starts_with(&want)), "{:?}", r.headlines);
     assert!(stdout.contains(&format!("CPUs {allowed}: exclusive")), "{stdout}");
 
@@ -450,7 +458,11 @@ fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_no
     assert_eq!(c.allowed.as_ref().unwrap().to_list(), list(&online), "{c:#?}");
     assert!(c.detail.contains("CPU manager policy is 'none'"), "{}", c.detail);
     assert_ne!(r.verdict, cluster::model::Verdict::Pass, "{r:#?}");
-    assert!(r.headlines.iter().any(|h| h.starts_with("WARN: CPUs NOT EXCLUSIVE")), "{:?}", r.headlines);
+    assert!(
+        r.headlines.iter().any(|h| h.starts_with("WARN: CPUs NOT EXCLUSIVE")),
+        "{:?}",
+        r.headlines
+    );
     assert!(stdout.contains(&format!("CPUs {}: NOT EXCLUSIVE", list(&online))), "{stdout}");
     let html = std::fs::read_to_string(out.path().join("fleet-report.html")).unwrap();
     assert!(html.contains("NOT EXCLUSIVE") && html.contains(">exclusive<"), "fleet report");
@@ -473,7 +485,9 @@ fn guaranteed_cpus_beyond_a_nodes_allocatable_are_refused_with_the_numbers() {
     let small = alloc
         .iter()
         .find(|(_, a)| a == "1")
-        .unwrap_or_else(|| panic!("no node with 1 allocatable CPU (the static node should have it): {alloc:?}"))
+        .unwrap_or_else(|| {
+            panic!("no node with 1 allocatable CPU (the static node should have it): {alloc:?}")
+        })
         .0
         .clone();
     let out = tempfile::tempdir().unwrap();
