@@ -373,6 +373,7 @@ fn build(
         + usize::from(!elapsed_ns.is_multiple_of(1_000_000_000));
     let mut breaches = Vec::new();
     let (series_step_s, points) = series.snapshot(recs, secs as u64);
+    let minute_step = Recorder::common_minute_step(recs, secs);
     let mut threads: Vec<ThreadResult> = c
         .cpus
         .iter()
@@ -394,7 +395,8 @@ fn build(
                 last_ns: Some(rec.last.load(Ordering::Relaxed)),
                 priority: Some(if c.policy.is_realtime() { c.priority } else { 0 }),
                 breach_count: c.threshold_ns.map(|_| breach_count),
-                breaches_per_minute: rec.breaches_per_minute(secs),
+                breaches_per_minute: rec.breaches_per_minute(secs, minute_step),
+                breaches_step_min: (minute_step > 1).then_some(minute_step),
                 ..ThreadResult::default()
             }
         })
@@ -440,6 +442,18 @@ mod tests {
 
     /// Noise recorders as the noise run makes them: a 3 GHz counter's fast table for gaps
     /// under 1 µs.
+    /// The result of a whole run of `secs` seconds (not partial, not real-time: neither
+    /// matters to the size and series these tests check).
+    fn finished(
+        kind: results::Kind,
+        c: &Common,
+        recs: &[Recorder],
+        series: &SeriesSet,
+        secs: u64,
+    ) -> LatencyResult {
+        build(kind, c, recs, series, secs * 1_000_000_000, false, false, &[], None)
+    }
+
     fn noise_recorders(n: usize, secs: u64, threshold_ns: Option<u64>) -> (Vec<Recorder>, u64) {
         let mult = ((1_000_000_000u128 << 32) / 3_000_000_000u128) as u64;
         let recs = (0..n)
@@ -493,17 +507,7 @@ mod tests {
             }
         });
         let c = common(&cpus, secs, None);
-        let r = build(
-            results::Kind::Noise,
-            &c,
-            &recs,
-            &series,
-            secs * 1_000_000_000,
-            false,
-            true,
-            &[],
-            None,
-        );
+        let r = finished(results::Kind::Noise, &c, &recs, &series, secs);
         assert_eq!(r.series_step_s, 15);
         let points: usize =
             r.threads.iter().map(|t| t.per_second_max_ns.len() + t.per_second_noise_ns.len()).sum();
@@ -543,17 +547,7 @@ mod tests {
             r.add_noise(s as usize, ns);
         });
         let c = common(&cpus, secs, Some(40_000));
-        let r = build(
-            results::Kind::Noise,
-            &c,
-            &recs,
-            &series,
-            secs * 1_000_000_000,
-            false,
-            true,
-            &[],
-            None,
-        );
+        let r = finished(results::Kind::Noise, &c, &recs, &series, secs);
         assert_eq!(r.series_step_s, 120);
         let json = serde_json::to_string(&r).unwrap_or_default();
         let series_bytes: usize = r
@@ -597,17 +591,7 @@ mod tests {
             .collect();
         let mut series = SeriesSet::new(cpus.len(), false, Some(secs));
         series.fold_until(secs, &recs);
-        let r = build(
-            results::Kind::Timer,
-            &c,
-            &recs,
-            &series,
-            secs * 1_000_000_000,
-            false,
-            false,
-            &[],
-            None,
-        );
+        let r = finished(results::Kind::Timer, &c, &recs, &series, secs);
         assert_eq!(r.breaches.len(), crate::shared::MAX_BREACHES);
         assert_eq!(r.breach_total(), 256 * secs * 50);
         assert!(r.breaches.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "time order");
@@ -627,6 +611,36 @@ mod tests {
         // 1000 × ~55 bytes, and ~5 bytes per CPU-minute: 256 CPUs × 12 h would be ~0.9 MB.
         assert!(listed < 64_000, "{listed} bytes");
         assert!(per_minute < 256 * 20 * 6, "{per_minute} bytes");
+    }
+
+    /// An open-ended run past a day (recorders sized for [`MAX_SERIES_SECONDS`]): the
+    /// per-minute breach counts cover the whole run at 2 minutes per entry, each entry
+    /// counting its own minutes, and the result says so (`breaches_step_min`).
+    #[test]
+    fn breach_counts_of_a_run_past_a_day_cover_it_all() {
+        let secs = 30 * 3600u64;
+        let cpus = [0u32, 1];
+        let c = Common { duration: None, ..common(&cpus, secs, Some(50_000)) };
+        let recs: Vec<Recorder> = cpus
+            .iter()
+            .map(|_| Recorder::new(HistogramConfig::LATENCY, seconds_for(None), c.threshold_ns))
+            .collect();
+        // CPU 0 breaches once in every 10th minute, CPU 1 once in minute 1,700 only.
+        for m in (0..secs / 60).step_by(10) {
+            recs[0].record(60_000, m * 60_000_000_000 + 1);
+        }
+        recs[1].record(70_000, 1_700 * 60_000_000_000);
+        let mut series = SeriesSet::new(cpus.len(), false, None);
+        series.fold_until(secs, &recs);
+        let r = finished(results::Kind::Timer, &c, &recs, &series, secs);
+        let (a, b) = (&r.threads[0], &r.threads[1]);
+        assert_eq!((a.breaches_step_min, b.breaches_step_min), (Some(2), Some(2)));
+        assert_eq!((a.breaches_per_minute.len(), b.breaches_per_minute.len()), (900, 900));
+        let want: Vec<u64> = (0..900).map(|e| u64::from(e % 5 == 0)).collect();
+        assert_eq!(a.breaches_per_minute, want);
+        assert_eq!(a.breaches_per_minute.iter().sum::<u64>(), a.breach_count.unwrap_or(0));
+        assert_eq!(b.breaches_per_minute.iter().position(|&n| n > 0), Some(850));
+        assert_eq!(b.breaches_per_minute.iter().sum::<u64>(), 1);
     }
 
     #[test]

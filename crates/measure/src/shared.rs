@@ -60,7 +60,12 @@ pub struct Recorder {
     /// Min-heap by value of the worst breaches: (t_ns, value_ns).
     breaches: Box<[(AtomicU64, AtomicU64)]>,
     breach_count: AtomicU64,
+    /// Breach counts: slot `i` counts minutes `[i * step, (i + 1) * step)` of the run, where
+    /// `step` is `minute_step` (a power of two). A run longer than the slots (an open-ended
+    /// run past 24 h) folds them pairwise and doubles the step, so no count is ever mixed
+    /// with another minute's; only the recording thread writes either.
     per_minute_breaches: Box<[AtomicU64]>,
+    minute_step: AtomicU64,
     threshold_ns: u64,
     floor: AtomicU64,
     /// Noise fast path: gaps of `i` ticks counted at `fast[i]` (empty for timer runs).
@@ -91,6 +96,7 @@ impl Recorder {
             breaches: (0..MAX_BREACHES).map(|_| (AtomicU64::new(0), AtomicU64::new(0))).collect(),
             breach_count: AtomicU64::new(0),
             per_minute_breaches: ring(seconds.max(1).div_ceil(60)),
+            minute_step: AtomicU64::new(1),
             threshold_ns: threshold_ns.unwrap_or(u64::MAX),
             floor: AtomicU64::new(0),
             fast: Box::new([]),
@@ -205,8 +211,14 @@ impl Recorder {
     fn breach(&self, v: u64, sec: usize, t: impl FnOnce() -> u64) {
         let n = self.breach_count.load(Relaxed);
         self.breach_count.store(n + 1, Relaxed);
-        let minutes = self.per_minute_breaches.len();
-        if let Some(m) = self.per_minute_breaches.get((sec / 60) % minutes) {
+        let minute = (sec / 60) as u64;
+        let mut step = self.minute_step.load(Relaxed);
+        while minute / step >= self.per_minute_breaches.len() as u64 {
+            self.fold_minutes();
+            step *= 2;
+            self.minute_step.store(step, Relaxed);
+        }
+        if let Some(m) = self.per_minute_breaches.get((minute / step) as usize) {
             bump(m, 1);
         }
         let heap = &self.breaches;
@@ -365,16 +377,58 @@ impl Recorder {
         (list, n)
     }
 
-    /// Breaches per minute for the first `secs` seconds of the run (ring order resolved);
-    /// empty when there was none.
-    pub fn breaches_per_minute(&self, secs: usize) -> Vec<u64> {
+    /// Halve the breach counts' resolution: slot `i` takes slots `2i` and `2i + 1`, the upper
+    /// half empties. At most once per doubling of the run past the slots (~1,440 atomic
+    /// operations, on a breach only).
+    #[cold]
+    fn fold_minutes(&self) {
+        let slots = &self.per_minute_breaches;
+        let len = slots.len();
+        for i in 0..len {
+            let pair = |j: usize| slots.get(j).map_or(0, |a| a.load(Relaxed));
+            // Slots 2i and 2i + 1 are never below i: each is read before it is overwritten.
+            slots[i].store(pair(2 * i) + pair(2 * i + 1), Relaxed);
+        }
+        for a in &slots[len.div_ceil(2)..] {
+            a.store(0, Relaxed);
+        }
+    }
+
+    /// Minutes per slot of the breach counts so far (a power of two; 1 until the run outgrows
+    /// the slots).
+    pub fn minute_step(&self) -> u64 {
+        self.minute_step.load(Relaxed)
+    }
+
+    /// The common minutes-per-entry for recorders of a run of `secs` seconds: the smallest
+    /// power of two, at least every recorder's own step, at which the run fits their slots.
+    pub fn common_minute_step(recs: &[Recorder], secs: usize) -> u64 {
+        let minutes = secs.div_ceil(60).max(1) as u64;
+        let len = recs.iter().map(|r| r.per_minute_breaches.len()).min().unwrap_or(1).max(1) as u64;
+        let mut step = recs.iter().map(Recorder::minute_step).max().unwrap_or(1).max(1);
+        while minutes.div_ceil(step) > len {
+            step *= 2;
+        }
+        step
+    }
+
+    /// Breaches per `step` minutes (from [`Recorder::common_minute_step`]) over the `secs`
+    /// seconds of the run, entry 0 starting at minute 0; empty when there was none. Read while
+    /// the recording thread runs (a checkpoint), a fold in progress can skew one read.
+    pub fn breaches_per_minute(&self, secs: usize, step: u64) -> Vec<u64> {
         if self.breach_count.load(Relaxed) == 0 {
             return Vec::new();
         }
-        let minutes = secs.div_ceil(60).max(1);
-        let n = minutes.min(self.per_minute_breaches.len());
-        let len = self.per_minute_breaches.len();
-        (minutes - n..minutes).map(|m| self.per_minute_breaches[m % len].load(Relaxed)).collect()
+        let own = self.minute_step();
+        let per_entry = (step / own).max(1) as usize;
+        let entries = (secs.div_ceil(60).max(1) as u64).div_ceil(step.max(own)) as usize;
+        (0..entries)
+            .map(|e| {
+                let from = (e * per_entry).min(self.per_minute_breaches.len());
+                let to = ((e + 1) * per_entry).min(self.per_minute_breaches.len());
+                self.per_minute_breaches[from..to].iter().map(|a| a.load(Relaxed)).sum()
+            })
+            .collect()
     }
 }
 
@@ -420,9 +474,39 @@ mod tests {
         vals.sort_unstable();
         assert_eq!(vals, (total - MAX_BREACHES as u64..total).collect::<Vec<_>>());
         assert!(b.windows(2).all(|w| w[0].t_ns <= w[1].t_ns), "time order");
-        let per_minute = r.breaches_per_minute(100);
+        let per_minute = r.breaches_per_minute(100, 1);
         assert_eq!(per_minute.len(), 2);
         assert_eq!(per_minute.iter().sum::<u64>(), 12_000 + 8_000);
+    }
+
+    /// A run that outgrows the per-minute slots (3 here, 1,440 for a day) folds them and
+    /// doubles the minutes per entry: every entry counts only its own minutes, and the counts
+    /// still add up to the breach count. (They used to wrap: minute 3 was added to minute 0.)
+    #[test]
+    fn breach_counts_fold_instead_of_wrapping_when_the_run_outgrows_them() {
+        let recs = [
+            Recorder::new(HistogramConfig::LATENCY, 180, Some(1_000)),
+            Recorder::new(HistogramConfig::LATENCY, 180, Some(1_000)),
+        ];
+        // Minute m gets m + 1 breaches, for minutes 0..=9 (10 minutes: 55 breaches).
+        for m in 0..10u64 {
+            for k in 0..=m {
+                recs[0].record(5_000, m * 60_000_000_000 + k * 1_000_000);
+            }
+        }
+        // The second breached only in minute 0: it never folded.
+        recs[1].record(5_000, 0);
+        assert_eq!((recs[0].minute_step(), recs[1].minute_step()), (4, 1));
+        let secs = 10 * 60;
+        let step = Recorder::common_minute_step(&recs, secs);
+        assert_eq!(step, 4, "10 minutes in 3 entries");
+        let counts = recs[0].breaches_per_minute(secs, step);
+        assert_eq!(counts, vec![1 + 2 + 3 + 4, 5 + 6 + 7 + 8, 9 + 10]);
+        assert_eq!(counts.iter().sum::<u64>(), recs[0].breaches(None).1);
+        assert_eq!(recs[1].breaches_per_minute(secs, step), vec![1, 0, 0]);
+        // A run that fits keeps one entry per minute.
+        assert_eq!(Recorder::common_minute_step(&recs[1..], 150), 1);
+        assert_eq!(recs[1].breaches_per_minute(150, 1), vec![1, 0, 0]);
     }
 
     #[test]

@@ -129,9 +129,15 @@ pub struct ThreadResult {
     /// the file predates the count).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breach_count: Option<u64>,
-    /// Breaches per minute of the run (minute 0 first); empty when there was none.
+    /// Breaches per minute of the run (minute 0 first); empty when there was none. Each entry
+    /// covers `breaches_step_min` minutes when that is set.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub breaches_per_minute: Vec<u64>,
+    /// Minutes per entry of `breaches_per_minute`, set only when it is more than 1: a run
+    /// longer than a day (1,440 entries) doubles it as often as needed, so the counts stay a
+    /// bounded size and every entry counts its own minutes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaches_step_min: Option<u64>,
     /// The worst seconds with what the CPU was doing then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_seconds: Vec<Attribution>,
