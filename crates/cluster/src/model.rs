@@ -471,5 +471,53 @@ mod tests {
         assert_eq!(n.timer_histogram.iter().map(|b| b.count).sum::<u64>(), 4);
         assert_eq!(n.exit_code, Some(0));
         assert_ne!(n.verdict, Verdict::NotRun);
+        assert_eq!(n.cpus, None, "no CPUs reported, none judged");
+
+        // The pod reported its CPUs: exclusive under a static kubelet, a PASS headline; the
+        // same pod under policy none is NOT EXCLUSIVE and at best WARN.
+        let seen = crate::cpus::Seen {
+            allowed: CpuSet::parse_list("1").ok(),
+            online: CpuSet::parse_list("0-1").ok(),
+            errors: vec![],
+        };
+        let summary = agent::Summary {
+            exit_code: Some(0),
+            args: vec![],
+            error: None,
+            interrupted: false,
+            cpus: Some(seen),
+        };
+        std::fs::write(dir.join(agent::SUMMARY_FILE), serde_json::to_string(&summary).unwrap())
+            .unwrap();
+        let row = |k: &KubeletConfig| {
+            let mut n = NodeResult::not_run("vm", Status::Completed, String::new());
+            n.reason = None;
+            let ctx =
+                CpuContext { requested: Some(1), qos_class: Some("Guaranteed"), kubelet: Ok(k) };
+            n.read_dir(d.path(), "vm", 100_000, Some(&ctx));
+            n
+        };
+        let kubelet = |p: &str| KubeletConfig {
+            cpu_manager_policy: Some(p.into()),
+            reserved_system_cpus: Some("0".into()),
+            ..Default::default()
+        };
+        let n = row(&kubelet("static"));
+        let c = n.cpus.as_ref().unwrap();
+        assert_eq!(c.placement, crate::cpus::Placement::Exclusive);
+        assert_eq!(c.measured.as_ref().map(CpuSet::to_list).as_deref(), Some("1"));
+        assert!(
+            n.headlines.iter().any(|h| h.starts_with("PASS: measured on CPU 1, exclusive: CPU 1")),
+            "{:?}",
+            n.headlines
+        );
+        let exclusive_verdict = n.verdict;
+        let n = row(&kubelet("none"));
+        assert_eq!(n.cpus.as_ref().unwrap().placement, crate::cpus::Placement::Shared);
+        assert!(n.headlines.iter().any(|h| h.starts_with("WARN: CPUs NOT EXCLUSIVE")));
+        assert!(n.verdict >= Verdict::Warn && n.verdict >= exclusive_verdict, "{:?}", n.verdict);
+        let json = serde_json::to_value(&n).unwrap();
+        assert_eq!(json["cpus"]["placement"], "shared");
+        assert_eq!(json["cpus"]["allowed"], "1");
     }
 }
