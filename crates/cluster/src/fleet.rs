@@ -148,11 +148,13 @@ pub fn too_few_cpus(node: &Selected, cpus: u32) -> Option<String> {
     if millis >= u64::from(cpus) * 1000 {
         return None;
     }
-    let capacity = node
-        .cpu_capacity
-        .as_deref()
-        .map(|c| format!(" of capacity {c}; the kubelet keeps the rest for the system"))
-        .unwrap_or_default();
+    let capacity = match node.cpu_capacity.as_deref() {
+        Some(c) if crate::nodes::cpu_millis(c).is_some_and(|cap| cap > millis) => {
+            format!(" of capacity {c}; the kubelet keeps the rest for the system")
+        }
+        Some(c) => format!(" of capacity {c}"),
+        None => String::new(),
+    };
     let fit = match millis / 1000 {
         0 => "not one whole CPU is left for pods".to_string(),
         w => format!("at most {w} whole CPU(s) fit"),
@@ -713,6 +715,12 @@ mod tests {
              system: at most 1 whole CPU(s) fit"
         );
         assert_eq!(too_few_cpus(&n, 1), None);
+        let all = Selected { cpu_allocatable: Some("2".into()), ..n.clone() };
+        assert!(
+            too_few_cpus(&all, 4).unwrap().contains("has 2 allocatable CPU(s) of capacity 2: at"),
+            "{:?}",
+            too_few_cpus(&all, 4)
+        );
         let small = Selected { cpu_allocatable: Some("500m".into()), ..n.clone() };
         assert!(too_few_cpus(&small, 1).unwrap().ends_with("not one whole CPU is left for pods"));
         let unknown = Selected { cpu_allocatable: None, ..n.clone() };
