@@ -84,7 +84,10 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
                 let ctx = CpuContext {
                     requested: cfg.guaranteed_cpus,
                     qos_class: g.qos_class.as_deref(),
-                    kubelet: k.as_ref().map_err(String::as_str),
+                    kubelet: k.as_ref().map_err(String::as_str).map(|k| crate::cpus::Kubelet {
+                        policy: k.cpu_manager_policy.as_deref(),
+                        reserved: k.reserved_system_cpus.as_deref(),
+                    }),
                 };
                 n.read_dir(&cfg.out, dir, cfg.timer_threshold_ns, Some(&ctx));
                 if g.status != Status::Completed && n.verdict < crate::model::Verdict::Fail {

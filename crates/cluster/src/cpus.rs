@@ -12,8 +12,6 @@
 use cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 
-use crate::nodes::KubeletConfig;
-
 /// Whether the pod's CPUs were its own. Closed set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -25,6 +23,16 @@ pub enum Placement {
     Shared,
     /// A fact is missing (the container's CPUs, the QoS class or the kubelet's policy).
     Unknown,
+}
+
+/// A CPU quantity (`2`, `1500m`, `0.5`) in millicores; `None` when it is not one.
+pub fn cpu_millis(q: &str) -> Option<u64> {
+    let q = q.trim();
+    if let Some(m) = q.strip_suffix('m') {
+        return m.parse().ok();
+    }
+    let v: f64 = q.parse().ok()?;
+    (v.is_finite() && v >= 0.0).then(|| (v * 1000.0).round() as u64)
 }
 
 /// What the pod saw of its CPUs (written by the agent into `agent.json`).
@@ -91,13 +99,22 @@ impl PodCpus {
     }
 }
 
+/// The kubelet's CPU manager settings (from its configz).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Kubelet<'a> {
+    /// `cpuManagerPolicy`.
+    pub policy: Option<&'a str>,
+    /// `reservedSystemCPUs`.
+    pub reserved: Option<&'a str>,
+}
+
 /// What [`judge`] weighs.
 #[derive(Debug, Clone)]
 pub struct Facts<'a> {
     pub requested: Option<u32>,
     pub qos_class: Option<&'a str>,
-    /// The kubelet's configuration, or why it was not read.
-    pub kubelet: Result<&'a KubeletConfig, &'a str>,
+    /// The kubelet's settings, or why they were not read.
+    pub kubelet: Result<Kubelet<'a>, &'a str>,
     pub seen: &'a Seen,
     pub measured: Option<CpuSet>,
 }
@@ -112,9 +129,9 @@ fn cpus(n: usize) -> &'static str {
 
 /// Decide whether the pod's CPUs were exclusive, and say why.
 pub fn judge(f: &Facts<'_>) -> PodCpus {
-    let policy = f.kubelet.ok().and_then(|k| k.cpu_manager_policy.clone());
-    let reserved = f.kubelet.ok().and_then(|k| k.reserved_system_cpus.clone());
-    let (placement, mut detail) = decide(f, policy.as_deref(), reserved.as_deref());
+    let policy = f.kubelet.ok().and_then(|k| k.policy);
+    let reserved = f.kubelet.ok().and_then(|k| k.reserved);
+    let (placement, mut detail) = decide(f, policy, reserved);
     if let (Some(m), Some(a)) = (&f.measured, &f.seen.allowed) {
         if !m.is_subset(a) {
             detail.push_str(&format!(
@@ -126,8 +143,8 @@ pub fn judge(f: &Facts<'_>) -> PodCpus {
     PodCpus {
         requested: f.requested,
         qos_class: f.qos_class.map(str::to_string),
-        cpu_manager_policy: policy,
-        reserved_system_cpus: reserved,
+        cpu_manager_policy: policy.map(str::to_string),
+        reserved_system_cpus: reserved.map(str::to_string),
         allowed: f.seen.allowed.clone(),
         online: f.seen.online.clone(),
         measured: f.measured.clone(),
@@ -234,28 +251,33 @@ mod tests {
         Some(CpuSet::parse_list(s).unwrap())
     }
 
-    fn kubelet(policy: &str, reserved: Option<&str>) -> KubeletConfig {
-        KubeletConfig {
-            cpu_manager_policy: Some(policy.into()),
-            reserved_system_cpus: reserved.map(str::to_string),
-            ..Default::default()
-        }
+    fn kubelet<'a>(policy: &'a str, reserved: Option<&'a str>) -> Kubelet<'a> {
+        Kubelet { policy: Some(policy), reserved }
     }
 
     fn facts<'a>(
         requested: Option<u32>,
         qos: Option<&'a str>,
-        k: Result<&'a KubeletConfig, &'a str>,
+        k: Result<Kubelet<'a>, &'a str>,
         seen: &'a Seen,
     ) -> Facts<'a> {
         Facts { requested, qos_class: qos, kubelet: k, seen, measured: seen.allowed.clone() }
     }
 
     #[test]
+    fn cpu_quantities() {
+        assert_eq!(cpu_millis("2"), Some(2000));
+        assert_eq!(cpu_millis("1500m"), Some(1500));
+        assert_eq!(cpu_millis("0.5"), Some(500));
+        assert_eq!(cpu_millis("x"), None);
+        assert_eq!(cpu_millis("-1"), None);
+    }
+
+    #[test]
     fn static_policy_whole_cpus_are_exclusive() {
         let seen = Seen { allowed: set("1"), online: set("0-1"), errors: vec![] };
         let k = kubelet("static", Some("0"));
-        let p = judge(&facts(Some(1), Some("Guaranteed"), Ok(&k), &seen));
+        let p = judge(&facts(Some(1), Some("Guaranteed"), Ok(k), &seen));
         assert_eq!(p.placement, Placement::Exclusive, "{}", p.detail);
         assert!(p.detail.starts_with("CPU 1 given to this container alone"), "{}", p.detail);
         assert_eq!(p.measured_within(), Some(true));
@@ -269,7 +291,7 @@ mod tests {
     fn policy_none_is_shared_and_says_why() {
         let seen = Seen { allowed: set("0-1"), online: set("0-1"), errors: vec![] };
         let k = kubelet("none", None);
-        let p = judge(&facts(Some(1), Some("Guaranteed"), Ok(&k), &seen));
+        let p = judge(&facts(Some(1), Some("Guaranteed"), Ok(k), &seen));
         assert_eq!(p.placement, Placement::Shared);
         assert_eq!(
             p.detail,
@@ -287,14 +309,14 @@ mod tests {
         let p = judge(&facts(None, Some("Burstable"), Err("not read"), &pinned));
         assert_eq!(p.placement, Placement::Shared);
         assert!(p.detail.starts_with("a Burstable pod"), "{}", p.detail);
-        let p = judge(&facts(Some(2), Some("BestEffort"), Ok(&k), &pinned));
+        let p = judge(&facts(Some(2), Some("BestEffort"), Ok(k), &pinned));
         assert_eq!(p.placement, Placement::Shared);
-        assert_eq!(judge(&facts(Some(2), None, Ok(&k), &pinned)).placement, Placement::Unknown);
+        assert_eq!(judge(&facts(Some(2), None, Ok(k), &pinned)).placement, Placement::Unknown);
         // more CPUs than asked, reserved ones among them
-        let p = judge(&facts(Some(1), Some("Guaranteed"), Ok(&k), &pinned));
+        let p = judge(&facts(Some(1), Some("Guaranteed"), Ok(k), &pinned));
         assert_eq!(p.placement, Placement::Shared, "{}", p.detail);
         let r = kubelet("static", Some("3"));
-        let p = judge(&facts(Some(2), Some("Guaranteed"), Ok(&r), &pinned));
+        let p = judge(&facts(Some(2), Some("Guaranteed"), Ok(r), &pinned));
         assert_eq!(p.placement, Placement::Shared);
         assert!(p.detail.contains("include reserved CPU 3"), "{}", p.detail);
         // pinned as asked, but the policy is unknown or not static
@@ -302,11 +324,11 @@ mod tests {
         assert_eq!(p.placement, Placement::Unknown);
         assert!(p.detail.contains("unknown (permission missing)"), "{}", p.detail);
         let n = kubelet("none", None);
-        let p = judge(&facts(Some(2), Some("Guaranteed"), Ok(&n), &pinned));
+        let p = judge(&facts(Some(2), Some("Guaranteed"), Ok(n), &pinned));
         assert_eq!(p.placement, Placement::Shared);
         // the container's CPUs not read
         let none = Seen { errors: vec!["/proc/self/status: gone".into()], ..Default::default() };
-        let p = judge(&facts(Some(2), Some("Guaranteed"), Ok(&k), &none));
+        let p = judge(&facts(Some(2), Some("Guaranteed"), Ok(k), &none));
         assert_eq!(p.placement, Placement::Unknown);
         assert!(p.detail.ends_with("/proc/self/status: gone"), "{}", p.detail);
     }
@@ -315,7 +337,7 @@ mod tests {
     fn a_timer_outside_the_container_is_said() {
         let seen = Seen { allowed: set("1"), online: set("0-1"), errors: vec![] };
         let k = kubelet("static", Some("0"));
-        let mut f = facts(Some(1), Some("Guaranteed"), Ok(&k), &seen);
+        let mut f = facts(Some(1), Some("Guaranteed"), Ok(k), &seen);
         f.measured = set("0-1");
         let p = judge(&f);
         assert_eq!(p.measured_within(), Some(false));

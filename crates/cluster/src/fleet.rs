@@ -144,12 +144,12 @@ pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<Selected>> 
 /// allocatable CPU is smaller), or `None` when it fits or the allocatable CPU is unknown.
 pub fn too_few_cpus(node: &Selected, cpus: u32) -> Option<String> {
     let alloc = node.cpu_allocatable.as_deref()?;
-    let millis = crate::nodes::cpu_millis(alloc)?;
+    let millis = crate::cpus::cpu_millis(alloc)?;
     if millis >= u64::from(cpus) * 1000 {
         return None;
     }
     let capacity = match node.cpu_capacity.as_deref() {
-        Some(c) if crate::nodes::cpu_millis(c).is_some_and(|cap| cap > millis) => {
+        Some(c) if crate::cpus::cpu_millis(c).is_some_and(|cap| cap > millis) => {
             format!(" of capacity {c}; the kubelet keeps the rest for the system")
         }
         Some(c) => format!(" of capacity {c}"),

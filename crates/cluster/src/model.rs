@@ -7,7 +7,6 @@ use cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 
 use crate::cpus::{self, PodCpus};
-use crate::nodes::KubeletConfig;
 use crate::{agent, rt};
 
 /// `fleet.json`'s schema version.
@@ -144,8 +143,8 @@ pub struct CpuContext<'a> {
     pub requested: Option<u32>,
     /// The pod's `status.qosClass`.
     pub qos_class: Option<&'a str>,
-    /// The node's kubelet configuration (configz), or why it was not read.
-    pub kubelet: Result<&'a KubeletConfig, &'a str>,
+    /// The node's kubelet CPU manager settings (configz), or why they were not read.
+    pub kubelet: Result<cpus::Kubelet<'a>, &'a str>,
 }
 
 /// What the run deleted at the end.
@@ -489,7 +488,7 @@ mod tests {
         };
         std::fs::write(dir.join(agent::SUMMARY_FILE), serde_json::to_string(&summary).unwrap())
             .unwrap();
-        let row = |k: &KubeletConfig| {
+        let row = |k: crate::cpus::Kubelet<'_>| {
             let mut n = NodeResult::not_run("vm", Status::Completed, String::new());
             n.reason = None;
             let ctx =
@@ -497,12 +496,8 @@ mod tests {
             n.read_dir(d.path(), "vm", 100_000, Some(&ctx));
             n
         };
-        let kubelet = |p: &str| KubeletConfig {
-            cpu_manager_policy: Some(p.into()),
-            reserved_system_cpus: Some("0".into()),
-            ..Default::default()
-        };
-        let n = row(&kubelet("static"));
+        let kubelet = |p| crate::cpus::Kubelet { policy: Some(p), reserved: Some("0") };
+        let n = row(kubelet("static"));
         let c = n.cpus.as_ref().unwrap();
         assert_eq!(c.placement, crate::cpus::Placement::Exclusive);
         assert_eq!(c.measured.as_ref().map(CpuSet::to_list).as_deref(), Some("1"));
@@ -512,7 +507,7 @@ mod tests {
             n.headlines
         );
         let exclusive_verdict = n.verdict;
-        let n = row(&kubelet("none"));
+        let n = row(kubelet("none"));
         assert_eq!(n.cpus.as_ref().unwrap().placement, crate::cpus::Placement::Shared);
         assert!(n.headlines.iter().any(|h| h.starts_with("WARN: CPUs NOT EXCLUSIVE")));
         assert!(n.verdict >= Verdict::Warn && n.verdict >= exclusive_verdict, "{:?}", n.verdict);

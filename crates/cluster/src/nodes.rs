@@ -181,16 +181,6 @@ async fn pools(s: &Session) -> Result<Vec<(String, LabelSelector)>> {
     }
 }
 
-/// A CPU quantity (`2`, `1500m`, `0.5`) in millicores; `None` when it is not one.
-pub fn cpu_millis(q: &str) -> Option<u64> {
-    let q = q.trim();
-    if let Some(m) = q.strip_suffix('m') {
-        return m.parse().ok();
-    }
-    let v: f64 = q.parse().ok()?;
-    (v.is_finite() && v >= 0.0).then(|| (v * 1000.0).round() as u64)
-}
-
 /// The kubelet's live configuration through the API server's node proxy, or why not.
 pub(crate) async fn configz(s: &Session, node: &str) -> Result<KubeletConfig, String> {
     let path = format!("/api/v1/nodes/{node}/proxy/configz");
@@ -374,15 +364,6 @@ mod tests {
         assert!(s.matches(&BTreeMap::from([("a".into(), "2".into())])));
         assert!(!s.matches(&BTreeMap::from([("a".into(), "2".into()), ("b".into(), "x".into())])));
         assert!(!s.matches(&BTreeMap::new()));
-    }
-
-    #[test]
-    fn cpu_quantities() {
-        assert_eq!(cpu_millis("2"), Some(2000));
-        assert_eq!(cpu_millis("1500m"), Some(1500));
-        assert_eq!(cpu_millis("0.5"), Some(500));
-        assert_eq!(cpu_millis("x"), None);
-        assert_eq!(cpu_millis("-1"), None);
     }
 
     #[test]
