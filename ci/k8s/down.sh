@@ -157,6 +157,10 @@ if [[ -f $STATE/sysctl.before ]]; then
   done <"$STATE/sysctl.before"
 fi
 
+# the kubelets' CPU/memory manager checkpoints: their pods are gone, and a checkpoint written
+# under other CPU manager settings stops the next kubelet from starting (matters with KEEP_STATE=1)
+rm -f "$STATE"/kubelet/{cpu,memory}_manager_state "$STATE"/n[0-9]*/kubelet/{cpu,memory}_manager_state
+
 # logs, then state
 if [[ -d $LOGS ]]; then rm -rf "$LOGS_TO" && cp -a "$LOGS" "$LOGS_TO"; fi
 run_containerd_ours=0; [[ -f $STATE/run-containerd.ours ]] && run_containerd_ours=1

@@ -12,12 +12,16 @@
 #
 # Env: NODES, UP_TIMEOUT (seconds per wait, default 120), KLOG_V (2),
 #      KEEP_KUBELET_SYSCTLS=1 (leave the kubelet's kernel.panic* / vm.overcommit_memory),
-#      LOWLAT_IMAGE_ARCHIVE (default target/lowlat-image.oci.tar: imported when it exists).
+#      LOWLAT_IMAGE_ARCHIVE (default target/lowlat-image.oci.tar: imported when it exists),
+#      STATIC_CPU_NODE (default 1: the node whose kubelet runs the static CPU manager; 0: none),
+#      RESERVED_CPUS (default 0: that kubelet's reservedSystemCPUs).
 set -euo pipefail
 # shellcheck source=ci/k8s/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 NODES=${NODES:-2}
+STATIC_CPU_NODE=${STATIC_CPU_NODE:-1}
+RESERVED_CPUS=${RESERVED_CPUS:-0}
 UP_TIMEOUT=${UP_TIMEOUT:-120}
 KLOG_V=${KLOG_V:-2}
 T0=$(date +%s.%N)
@@ -308,6 +312,31 @@ for ((i = 1; i <= NODES; i++)); do
     }
   fi
   mkdir -p "$ND/kubelet" "$ND/pod-logs"
+  # CPU manager: static on ONE node only. All kubelets share this machine's CPUs, and two static
+  # managers would each hand the same CPU out as exclusive. Node STATIC_CPU_NODE gets
+  # reservedSystemCPUs=RESERVED_CPUS (CPU 0 on 2 vCPUs: CPU 1 is its only exclusive CPU, and
+  # its allocatable CPU drops to 1); the others keep policy none.
+  if ((i == STATIC_CPU_NODE)); then
+    CPU_MANAGER="cpuManagerPolicy: static
+reservedSystemCPUs: \"$RESERVED_CPUS\""
+    CPU_POLICY=static CPU_SETTINGS="static $RESERVED_CPUS"
+  else
+    CPU_MANAGER="cpuManagerPolicy: none"
+    CPU_POLICY=none CPU_SETTINGS=none
+  fi
+  # A kubelet refuses to start when its checkpoint (cpu_manager_state in its root dir) was
+  # written under another policy or reserved set ("could not restore state from checkpoint").
+  # Stale only if the settings changed (a kubelet restarted on a live cluster keeps its pods'
+  # exclusive CPUs on record); down.sh removes the checkpoints.
+  CPU_STATE=$ND/kubelet/cpu_manager_state
+  if ! alive "kubelet$SUF"; then
+    if [[ -f $CPU_STATE ]] && { [[ $(jq -r .policyName "$CPU_STATE" 2>/dev/null) != "$CPU_POLICY" ]] ||
+      [[ $(cat "$ND/kubelet/cpu_manager.settings" 2>/dev/null) != "$CPU_SETTINGS" ]]; }; then
+      rm -f "$CPU_STATE"
+      log "kubelet$SUF: removed $CPU_STATE (written under other CPU manager settings)"
+    fi
+    echo "$CPU_SETTINGS" >"$ND/kubelet/cpu_manager.settings"
+  fi
   cat >"$ND/kubelet-config.yaml" <<KCFG
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -328,6 +357,7 @@ containerRuntimeEndpoint: unix://$SOCK
 cgroupDriver: cgroupfs
 ${CGROOT:+cgroupRoot: $CGROOT}
 failSwapOn: false
+$CPU_MANAGER
 # each kubelet its own pod log directory: with the default /var/log/pods shared, a kubelet
 # deletes the other node's pod logs as orphans, and a finished pod's results (in its log) vanish
 podLogsDir: $ND/pod-logs

@@ -48,6 +48,9 @@ pub struct Summary {
     pub error: Option<String>,
     /// The agent was asked to stop (SIGTERM/SIGINT) and passed it on.
     pub interrupted: bool,
+    /// The CPUs the container may run on and the node's online CPUs, read in the pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<crate::cpus::Seen>,
 }
 
 /// File names inside a node's result directory.
@@ -233,8 +236,13 @@ fn finish_rt(cfg: &Config, report: &mut rt::Report, chain: Option<rt::Chain>) {
 }
 
 fn run_child(cfg: &Config) -> Summary {
-    let mut summary =
-        Summary { exit_code: None, args: cfg.args.clone(), error: None, interrupted: false };
+    let mut summary = Summary {
+        exit_code: None,
+        args: cfg.args.clone(),
+        error: None,
+        interrupted: false,
+        cpus: None,
+    };
     // The child's stdout (progress) joins our stderr: stdout is reserved for the payload.
     let stdout = match std::io::stderr().as_fd().try_clone_to_owned() {
         Ok(fd) => Stdio::from(fd),
@@ -317,7 +325,20 @@ pub fn run(cfg: &Config) -> i32 {
         rt::State::Failed => say(&format!("NOT REAL-TIME: {}", report.detail)),
         _ => say(&format!("real-time budget: {}", report.detail)),
     }
-    let summary = run_child(cfg);
+    // What the kubelet's cpuset left this container (the child inherits it).
+    let seen = crate::cpus::seen(&host::Root::live());
+    say(&format!(
+        "container CPUs: {} (online {}){}",
+        seen.allowed.as_ref().map_or_else(|| "?".into(), ToString::to_string),
+        seen.online.as_ref().map_or_else(|| "?".into(), ToString::to_string),
+        if seen.errors.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", seen.errors.join("; "))
+        }
+    ));
+    let mut summary = run_child(cfg);
+    summary.cpus = Some(seen);
     finish_rt(cfg, &mut report, chain);
     say(&format!(
         "real-time budget given back: {}",

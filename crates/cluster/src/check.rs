@@ -1,12 +1,15 @@
 //! `lowlat cluster check`: `lowlat check` on every selected node (through [`crate::fleet`]),
 //! each node's files read into a row, then `fleet.json` and `fleet-report.html`.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use futures::StreamExt as _;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::conn::Conn;
 use crate::fleet::{self, Event, RunSpec};
-use crate::model::{Fleet, NodeResult, Status, SCHEMA_VERSION};
+use crate::model::{CpuContext, Fleet, NodeResult, Status, SCHEMA_VERSION};
 use crate::{Error, Result};
 
 /// What `lowlat cluster check` does.
@@ -48,9 +51,23 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
             out: cfg.out.clone(),
         };
         let o = fleet::run(&s, &nodes, &spec, on).await?;
-        Ok::<_, Error>((o, s.namespace.clone()))
+        // Exclusive CPUs asked for: each node's kubelet CPU manager settings, to judge them.
+        let mut kubelets = BTreeMap::new();
+        if cfg.guaranteed_cpus.is_some() {
+            let ran = o.nodes.iter().filter(|g| g.dir.is_some()).map(|g| g.node.clone());
+            let s = &s;
+            kubelets = futures::stream::iter(ran.map(|n| async move {
+                let k = crate::nodes::configz(s, &n).await;
+                (n, k)
+            }))
+            .buffer_unordered(16)
+            .collect()
+            .await;
+        }
+        Ok::<_, Error>((o, s.namespace.clone(), kubelets))
     })?;
-    let (outcome, namespace) = outcome;
+    let (outcome, namespace, kubelets) = outcome;
+    let not_read = Err("not read".to_string());
     let nodes: Vec<NodeResult> = outcome
         .nodes
         .iter()
@@ -63,7 +80,16 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
             n.start_s = g.start_s;
             n.end_s = g.end_s;
             if let Some(dir) = &g.dir {
-                n.read_dir(&cfg.out, dir, cfg.timer_threshold_ns);
+                let k = kubelets.get(&g.node).unwrap_or(&not_read);
+                let ctx = CpuContext {
+                    requested: cfg.guaranteed_cpus,
+                    qos_class: g.qos_class.as_deref(),
+                    kubelet: k.as_ref().map_err(String::as_str).map(|k| crate::cpus::Kubelet {
+                        policy: k.cpu_manager_policy.as_deref(),
+                        reserved: k.reserved_system_cpus.as_deref(),
+                    }),
+                };
+                n.read_dir(&cfg.out, dir, cfg.timer_threshold_ns, Some(&ctx));
                 if g.status != Status::Completed && n.verdict < crate::model::Verdict::Fail {
                     n.verdict = crate::model::Verdict::Fail;
                 }

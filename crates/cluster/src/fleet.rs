@@ -86,6 +86,19 @@ pub struct Gathered {
     pub files: Vec<String>,
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
+    /// The pod's `status.qosClass`, when a pod was seen.
+    pub qos_class: Option<String>,
+}
+
+/// A node the selector picked.
+#[derive(Debug, Clone, Default)]
+pub struct Selected {
+    pub name: String,
+    /// One line: `Ready=True`, `Ready=Unknown (…)`.
+    pub ready: String,
+    /// `status.capacity.cpu` and `status.allocatable.cpu` (quantities).
+    pub cpu_capacity: Option<String>,
+    pub cpu_allocatable: Option<String>,
 }
 
 /// The whole run.
@@ -97,8 +110,8 @@ pub struct Outcome {
     pub cleanup: crate::model::Cleanup,
 }
 
-/// Names of the nodes the label selector picks, with a one-line Ready summary each.
-pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<(String, String)>> {
+/// The nodes the label selector picks, sorted by name, with a one-line Ready summary each.
+pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<Selected>> {
     let api: Api<Node> = Api::all(s.client.clone());
     let list = api
         .list(&ListParams::default().labels(selector))
@@ -107,13 +120,50 @@ pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<(String, St
     if list.items.is_empty() {
         return Err(Error::NoNodes { selector: selector.to_string() });
     }
-    let mut out: Vec<(String, String)> = list
+    let cpu = |m: Option<
+        &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >| { m.and_then(|m| m.get("cpu")).map(|q| q.0.clone()) };
+    let mut out: Vec<Selected> = list
         .items
         .iter()
-        .map(|n| (n.metadata.name.clone().unwrap_or_default(), ready_text(n)))
+        .map(|n| {
+            let st = n.status.as_ref();
+            Selected {
+                name: n.metadata.name.clone().unwrap_or_default(),
+                ready: ready_text(n),
+                cpu_capacity: cpu(st.and_then(|s| s.capacity.as_ref())),
+                cpu_allocatable: cpu(st.and_then(|s| s.allocatable.as_ref())),
+            }
+        })
         .collect();
-    out.sort();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// Why a Guaranteed pod asking `cpus` whole CPUs can never be scheduled on `node` (its
+/// allocatable CPU is smaller), or `None` when it fits or the allocatable CPU is unknown.
+pub fn too_few_cpus(node: &Selected, cpus: u32) -> Option<String> {
+    let alloc = node.cpu_allocatable.as_deref()?;
+    let millis = crate::cpus::cpu_millis(alloc)?;
+    if millis >= u64::from(cpus) * 1000 {
+        return None;
+    }
+    let capacity = match node.cpu_capacity.as_deref() {
+        Some(c) if crate::cpus::cpu_millis(c).is_some_and(|cap| cap > millis) => {
+            format!(" of capacity {c}; the kubelet keeps the rest for the system")
+        }
+        Some(c) => format!(" of capacity {c}"),
+        None => String::new(),
+    };
+    let fit = match millis / 1000 {
+        0 => "not one whole CPU is left for pods".to_string(),
+        w => format!("at most {w} whole CPU(s) fit"),
+    };
+    Some(format!(
+        "never schedulable: a Guaranteed pod asking {cpus} whole CPU(s) does not fit on node {}, \
+         which has {alloc} allocatable CPU(s){capacity}: {fit}",
+        node.name
+    ))
 }
 
 /// `Ready=True`, `Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)`.
@@ -208,6 +258,7 @@ enum Phase {
 struct Track {
     node: String,
     ready: String,
+    qos: Option<String>,
     phase: Phase,
     last_text: String,
     pod: Option<String>,
@@ -215,15 +266,17 @@ struct Track {
     start_s: Option<f64>,
 }
 
-/// Run `spec` on every node in `nodes` (name, Ready text) and gather.
+/// Run `spec` on every node in `nodes` and gather. A node that can never hold the pod (a
+/// Guaranteed pod asking more whole CPUs than the node has allocatable) gets no Job: it is
+/// reported at once, with the numbers.
 pub async fn run(
     s: &Session,
-    nodes: &[(String, String)],
+    nodes: &[Selected],
     spec: &RunSpec,
     on: &mut (dyn FnMut(&Event<'_>) + Send),
 ) -> Result<Outcome> {
     let run = labels::new_run_id();
-    let names: Vec<String> = nodes.iter().map(|(n, _)| n.clone()).collect();
+    let names: Vec<String> = nodes.iter().map(|n| n.name.clone()).collect();
     on(&Event::Nodes { nodes: &names, run: &run, namespace: &s.namespace });
     std::fs::create_dir_all(&spec.out).map_err(|e| Error::io(&spec.out, e))?;
     let jobs: Api<Job> = Api::namespaced(s.client.clone(), &s.namespace);
@@ -233,9 +286,10 @@ pub async fn run(
         (spec.start_timeout + spec.expected * 2 + Duration::from_secs(300)).as_secs() as i64;
     let mut tracks: Vec<Track> = nodes
         .iter()
-        .map(|(n, r)| Track {
-            node: n.clone(),
-            ready: r.clone(),
+        .map(|n| Track {
+            node: n.name.clone(),
+            ready: n.ready.clone(),
+            qos: None,
             phase: Phase::Waiting,
             last_text: String::new(),
             pod: None,
@@ -260,7 +314,15 @@ pub async fn run(
             deadline_s,
         })
         .collect();
-    let mut created = futures::stream::iter(specs.iter().enumerate().map(|(i, js)| {
+    for (i, n) in nodes.iter().enumerate() {
+        let Some(reason) = spec.guaranteed_cpus.and_then(|c| too_few_cpus(n, c)) else { continue };
+        tracks[i].phase = Phase::Done;
+        tracks[i].result = Some(not_run(&names[i], i, Status::NeverStarted, reason.clone()));
+        on(&Event::Done { node: &names[i], status: Status::NeverStarted, text: &reason });
+    }
+    let refused: Vec<bool> = tracks.iter().map(|t| matches!(t.phase, Phase::Done)).collect();
+    let runnable = specs.iter().enumerate().filter(|(i, _)| !refused[*i]);
+    let mut created = futures::stream::iter(runnable.map(|(i, js)| {
         let jobs = jobs.clone();
         async move { (i, jobs.create(&PostParams::default(), &job::build(js)).await) }
     }))
@@ -327,6 +389,9 @@ pub async fn run(
                 if matches!(t.phase, Phase::Done | Phase::Gathering) { continue; }
                 let (state, text) = describe(&pod);
                 t.pod = pod.metadata.name.clone();
+                if let Some(q) = pod.status.as_ref().and_then(|s| s.qos_class.clone()) {
+                    t.qos = Some(q);
+                }
                 if text != t.last_text {
                     on(&Event::State { node: &t.node, text: &text });
                     t.last_text = text.clone();
@@ -370,12 +435,12 @@ pub async fn run(
                         let reason = (status == Status::Failed).then(|| text.clone());
                         let msg = format!("{text}, {} file(s) gathered into {dir}/", files.len());
                         on(&Event::Done { node: &t.node, status, text: &msg });
-                        Gathered { node: t.node.clone(), index: i, status, reason, pod: t.pod.clone(), dir: Some(dir), files, start_s: t.start_s, end_s }
+                        Gathered { node: t.node.clone(), index: i, status, reason, pod: t.pod.clone(), dir: Some(dir), files, start_s: t.start_s, end_s, qos_class: t.qos.clone() }
                     }
                     Err(e) => {
                         let reason = format!("{text}; results not gathered: {e}");
                         on(&Event::Done { node: &t.node, status: Status::Failed, text: &reason });
-                        Gathered { reason: Some(reason), pod: t.pod.clone(), start_s: t.start_s, end_s, ..not_run(&t.node, i, Status::Failed, String::new()) }
+                        Gathered { reason: Some(reason), pod: t.pod.clone(), start_s: t.start_s, end_s, qos_class: t.qos.clone(), ..not_run(&t.node, i, Status::Failed, String::new()) }
                     }
                 };
                 t.result = Some(g);
@@ -390,10 +455,11 @@ pub async fn run(
                     let Some(status) = late else { continue };
                     let reason = match status {
                         Status::NeverStarted => format!(
-                            "not started after {}: {} (node {})",
+                            "not started after {}: {} (node {}){}",
                             util::duration::format(spec.start_timeout),
                             if t.last_text.is_empty() { "no pod seen" } else { &t.last_text },
-                            t.ready
+                            t.ready,
+                            cpu_shortage(spec.guaranteed_cpus, &t.last_text, &nodes[i])
                         ),
                         _ => format!("still running after {}", util::duration::format(run_limit)),
                     };
@@ -437,6 +503,19 @@ pub async fn run(
     Ok(Outcome { run, nodes, interrupted, cleanup })
 }
 
+/// For a Guaranteed pod the scheduler finds no room for: the numbers behind "Insufficient cpu".
+fn cpu_shortage(asked: Option<u32>, text: &str, node: &Selected) -> String {
+    match asked {
+        Some(n) if text.contains("Insufficient cpu") => format!(
+            "; the pod asks {n} whole CPU(s), node {} has {} allocatable, part of it requested by \
+             other pods",
+            node.name,
+            node.cpu_allocatable.as_deref().unwrap_or("?")
+        ),
+        _ => String::new(),
+    }
+}
+
 fn not_run(node: &str, index: usize, status: Status, reason: String) -> Gathered {
     Gathered {
         node: node.to_string(),
@@ -448,6 +527,7 @@ fn not_run(node: &str, index: usize, status: Status, reason: String) -> Gathered
         files: vec![],
         start_s: None,
         end_s: None,
+        qos_class: None,
     }
 }
 
@@ -618,6 +698,36 @@ mod tests {
             text,
             "Failed (exit 137, Error): Evicted: The node was low on resource: memory."
         );
+    }
+
+    #[test]
+    fn a_node_too_small_for_the_guaranteed_pod_is_named_with_numbers() {
+        let n = Selected {
+            name: "vm".into(),
+            ready: "Ready=True".into(),
+            cpu_capacity: Some("2".into()),
+            cpu_allocatable: Some("1".into()),
+        };
+        assert_eq!(
+            too_few_cpus(&n, 4).unwrap(),
+            "never schedulable: a Guaranteed pod asking 4 whole CPU(s) does not fit on node vm, \
+             which has 1 allocatable CPU(s) of capacity 2; the kubelet keeps the rest for the \
+             system: at most 1 whole CPU(s) fit"
+        );
+        assert_eq!(too_few_cpus(&n, 1), None);
+        let all = Selected { cpu_allocatable: Some("2".into()), ..n.clone() };
+        assert!(
+            too_few_cpus(&all, 4).unwrap().contains("has 2 allocatable CPU(s) of capacity 2: at"),
+            "{:?}",
+            too_few_cpus(&all, 4)
+        );
+        let small = Selected { cpu_allocatable: Some("500m".into()), ..n.clone() };
+        assert!(too_few_cpus(&small, 1).unwrap().ends_with("not one whole CPU is left for pods"));
+        let unknown = Selected { cpu_allocatable: None, ..n.clone() };
+        assert_eq!(too_few_cpus(&unknown, 64), None);
+        let busy = "Pending: not scheduled: 0/2 nodes are available: 1 Insufficient cpu.";
+        assert!(cpu_shortage(Some(1), busy, &n).contains("node vm has 1 allocatable"));
+        assert_eq!(cpu_shortage(None, busy, &n), "");
     }
 
     #[test]

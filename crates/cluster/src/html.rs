@@ -191,7 +191,7 @@ pub fn render(f: &Fleet) -> String {
             esc(&why)
         );
     }
-    s.push_str("<h2>Verdict per node</h2><table><tr><th>node</th><th>verdict</th><th>status</th><th>real-time</th><th>worst timer</th><th>worst noise</th><th>fsync max (p99)</th><th>findings / reason</th></tr>");
+    s.push_str("<h2>Verdict per node</h2><table><tr><th>node</th><th>verdict</th><th>status</th><th>real-time</th><th>worst timer</th><th>worst noise</th><th>fsync max (p99)</th><th>pod CPUs</th><th>findings / reason</th></tr>");
     for n in &f.nodes {
         let rt = match (n.realtime, &n.rt_budget) {
             (Some(true), Some(b)) => {
@@ -205,9 +205,24 @@ pub fn render(f: &Fleet) -> String {
         if let Some(r) = &n.reason {
             notes.insert(0, esc(r));
         }
+        let cpus = match &n.cpus {
+            Some(c) => {
+                let set = c.allowed.as_ref().map_or_else(|| "?".into(), ToString::to_string);
+                let (cls, word) = match c.placement {
+                    crate::cpus::Placement::Exclusive => ("pass", "exclusive"),
+                    crate::cpus::Placement::Shared if c.requested.is_some() => {
+                        ("warn", "NOT EXCLUSIVE")
+                    }
+                    crate::cpus::Placement::Shared => ("", "shared"),
+                    crate::cpus::Placement::Unknown => ("warn", "exclusivity unknown"),
+                };
+                format!(r#"{} <span class="{cls}">{word}</span>"#, esc(&set))
+            }
+            None => "–".into(),
+        };
         let _ = write!(
             s,
-            r#"<tr><td>{}</td><td class="{}">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
+            r#"<tr><td>{}</td><td class="{}">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>"#,
             esc(&n.node),
             class(n.verdict),
             n.verdict.label(),
@@ -216,6 +231,7 @@ pub fn render(f: &Fleet) -> String {
             fig(&n.timer, true),
             fig(&n.noise, false),
             fig(&n.fsync, true),
+            cpus,
             notes.join("<br>")
         );
     }

@@ -9,6 +9,7 @@
 //! | [`job`] | the Job that runs lowlat on one node (privileged, pinned, hostPID, hostNetwork) |
 //! | [`fleet`] | one Job per node, watched; each node's results gathered through the API (its log) |
 //! | [`check`] | `lowlat cluster check`: the fleet run of `lowlat check`, `fleet.json`, the report |
+//! | [`cpus`] | which CPUs a node's pod had (read in the pod) and whether they were its own |
 //! | [`model`] | the fleet result (`fleet.json`) and how a node's files become one row |
 //! | [`html`] | the fleet report |
 //! | [`agent`] | what runs inside the pod: RT budget, the measurement, results on stdout |
@@ -27,6 +28,7 @@ pub mod bundle;
 pub mod check;
 pub mod clean;
 pub mod conn;
+pub mod cpus;
 pub mod fleet;
 pub mod html;
 pub mod job;

@@ -3,8 +3,10 @@
 
 use std::path::Path;
 
+use cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 
+use crate::cpus::{self, PodCpus};
 use crate::{agent, rt};
 
 /// `fleet.json`'s schema version.
@@ -129,6 +131,20 @@ pub struct NodeResult {
     /// Seconds from Job creation to the pod running, and to its end.
     pub start_s: Option<f64>,
     pub end_s: Option<f64>,
+    /// Which CPUs the pod had and whether they were its own (when the pod reported them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<PodCpus>,
+}
+
+/// What the controller knows of a node's pod, for judging its CPUs ([`cpus::judge`]).
+#[derive(Debug, Clone)]
+pub struct CpuContext<'a> {
+    /// Whole CPUs asked with requests = limits (`None`: Burstable).
+    pub requested: Option<u32>,
+    /// The pod's `status.qosClass`.
+    pub qos_class: Option<&'a str>,
+    /// The node's kubelet CPU manager settings (configz), or why they were not read.
+    pub kubelet: Result<cpus::Kubelet<'a>, &'a str>,
 }
 
 /// What the run deleted at the end.
@@ -161,16 +177,25 @@ impl NodeResult {
             timer_histogram: vec![],
             start_s: None,
             end_s: None,
+            cpus: None,
         }
     }
 
     /// Fill the row from the node's gathered directory (`dir` relative to `base`): the
     /// measurement results, the agent's summary and RT budget, and the verdict of the node's
-    /// own report built from its files.
-    pub fn read_dir(&mut self, base: &Path, dir: &str, timer_threshold_ns: u64) {
+    /// own report built from its files; with `ctx`, which CPUs the pod had and whether they were
+    /// its own (not exclusive when asked for: at best WARN).
+    pub fn read_dir(
+        &mut self,
+        base: &Path,
+        dir: &str,
+        timer_threshold_ns: u64,
+        ctx: Option<&CpuContext<'_>>,
+    ) {
         let path = base.join(dir);
         self.dir = Some(dir.to_string());
         let read = |name: &str| std::fs::read_to_string(path.join(name)).ok();
+        let mut seen = None;
         if let Some(s) =
             read(agent::SUMMARY_FILE).and_then(|t| serde_json::from_str::<agent::Summary>(&t).ok())
         {
@@ -178,9 +203,11 @@ impl NodeResult {
             if let Some(e) = s.error {
                 self.reason = Some(e);
             }
+            seen = s.cpus;
         }
         self.rt_budget = read(agent::RT_FILE).and_then(|t| serde_json::from_str(&t).ok());
         let mut docs = Vec::new();
+        let mut measured = None;
         for name in
             ["timer.json", "noise.json", "ticks.json", "fsync.json", "verify.json", "inspect.json"]
         {
@@ -200,6 +227,13 @@ impl NodeResult {
                             self.realtime = Some(r.realtime);
                             self.timer = w;
                             self.timer_histogram = merged_histogram(r);
+                            measured = Some(
+                                r.threads
+                                    .iter()
+                                    .filter_map(|t| t.cpu)
+                                    .map(|c| c as usize)
+                                    .collect(),
+                            );
                         }
                         results::Kind::Noise => self.noise = w,
                         _ => {}
@@ -229,6 +263,51 @@ impl NodeResult {
             // numbers without real-time scheduling prove nothing about real-time latency
             self.verdict = Verdict::Warn;
         }
+        if let (Some(ctx), Some(seen)) = (ctx, seen) {
+            self.judge_cpus(ctx, &seen, measured);
+        }
+    }
+
+    /// Record the pod's CPUs; asked-for exclusive CPUs that were not (or a timer that ran
+    /// elsewhere) make the node at best WARN, with a headline saying why.
+    fn judge_cpus(&mut self, ctx: &CpuContext<'_>, seen: &cpus::Seen, measured: Option<CpuSet>) {
+        let c = cpus::judge(&cpus::Facts {
+            requested: ctx.requested,
+            qos_class: ctx.qos_class,
+            kubelet: ctx.kubelet,
+            seen,
+            measured,
+        });
+        let within = c.measured_within();
+        let warn = |me: &mut Self, text: String| {
+            me.headlines.push(format!("{}: {text}", Verdict::Warn.label()));
+            if me.verdict == Verdict::Pass {
+                me.verdict = Verdict::Warn;
+            }
+        };
+        if ctx.requested.is_some() {
+            match c.placement {
+                cpus::Placement::Exclusive if within != Some(false) => {
+                    let on = c.measured.as_ref().filter(|m| !m.is_empty()).or(c.allowed.as_ref());
+                    let on =
+                        on.map(|s| format!("{} {s}", if s.len() == 1 { "CPU" } else { "CPUs" }));
+                    self.headlines.push(format!(
+                        "{}: measured on {}, exclusive: {}",
+                        Verdict::Pass.label(),
+                        on.unwrap_or_default(),
+                        c.detail
+                    ));
+                }
+                cpus::Placement::Exclusive => warn(self, c.detail.clone()),
+                cpus::Placement::Shared => warn(self, format!("CPUs NOT EXCLUSIVE: {}", c.detail)),
+                cpus::Placement::Unknown => {
+                    warn(self, format!("CPU exclusivity unknown: {}", c.detail))
+                }
+            }
+        } else if within == Some(false) {
+            warn(self, c.detail.clone());
+        }
+        self.cpus = Some(c);
     }
 }
 
@@ -378,17 +457,62 @@ mod tests {
                 args: vec![],
                 error: None,
                 interrupted: false,
+                cpus: None,
             })
             .unwrap(),
         )
         .unwrap();
         let mut n = NodeResult::not_run("vm", Status::Completed, String::new());
         n.reason = None;
-        n.read_dir(d.path(), "vm", 100_000);
+        n.read_dir(d.path(), "vm", 100_000, None);
         assert_eq!(n.realtime, Some(true));
         assert_eq!(n.timer.as_ref().unwrap().max_ns, h.max().unwrap());
         assert_eq!(n.timer_histogram.iter().map(|b| b.count).sum::<u64>(), 4);
         assert_eq!(n.exit_code, Some(0));
         assert_ne!(n.verdict, Verdict::NotRun);
+        assert_eq!(n.cpus, None, "no CPUs reported, none judged");
+
+        // The pod reported its CPUs: exclusive under a static kubelet, a PASS headline; the
+        // same pod under policy none is NOT EXCLUSIVE and at best WARN.
+        let seen = crate::cpus::Seen {
+            allowed: CpuSet::parse_list("1").ok(),
+            online: CpuSet::parse_list("0-1").ok(),
+            errors: vec![],
+        };
+        let summary = agent::Summary {
+            exit_code: Some(0),
+            args: vec![],
+            error: None,
+            interrupted: false,
+            cpus: Some(seen),
+        };
+        std::fs::write(dir.join(agent::SUMMARY_FILE), serde_json::to_string(&summary).unwrap())
+            .unwrap();
+        let row = |k: crate::cpus::Kubelet<'_>| {
+            let mut n = NodeResult::not_run("vm", Status::Completed, String::new());
+            n.reason = None;
+            let ctx =
+                CpuContext { requested: Some(1), qos_class: Some("Guaranteed"), kubelet: Ok(k) };
+            n.read_dir(d.path(), "vm", 100_000, Some(&ctx));
+            n
+        };
+        let kubelet = |p| crate::cpus::Kubelet { policy: Some(p), reserved: Some("0") };
+        let n = row(kubelet("static"));
+        let c = n.cpus.as_ref().unwrap();
+        assert_eq!(c.placement, crate::cpus::Placement::Exclusive);
+        assert_eq!(c.measured.as_ref().map(CpuSet::to_list).as_deref(), Some("1"));
+        assert!(
+            n.headlines.iter().any(|h| h.starts_with("PASS: measured on CPU 1, exclusive: CPU 1")),
+            "{:?}",
+            n.headlines
+        );
+        let exclusive_verdict = n.verdict;
+        let n = row(kubelet("none"));
+        assert_eq!(n.cpus.as_ref().unwrap().placement, crate::cpus::Placement::Shared);
+        assert!(n.headlines.iter().any(|h| h.starts_with("WARN: CPUs NOT EXCLUSIVE")));
+        assert!(n.verdict >= Verdict::Warn && n.verdict >= exclusive_verdict, "{:?}", n.verdict);
+        let json = serde_json::to_value(&n).unwrap();
+        assert_eq!(json["cpus"]["placement"], "shared");
+        assert_eq!(json["cpus"]["allowed"], "1");
     }
 }

@@ -181,7 +181,8 @@ async fn pools(s: &Session) -> Result<Vec<(String, LabelSelector)>> {
     }
 }
 
-async fn configz(s: &Session, node: &str) -> Result<KubeletConfig, String> {
+/// The kubelet's live configuration through the API server's node proxy, or why not.
+pub(crate) async fn configz(s: &Session, node: &str) -> Result<KubeletConfig, String> {
     let path = format!("/api/v1/nodes/{node}/proxy/configz");
     let req = http::Request::get(&path).body(Vec::new()).map_err(|e| e.to_string())?;
     match s.client.request::<Configz>(req).await {

@@ -83,6 +83,20 @@ pub fn fleet_summary(f: &Fleet, out: &std::path::Path) -> String {
             s.push_str(&clean(&format!("{:<w$}  ↳ {why}", "")));
             s.push('\n');
         }
+        if let Some(c) = n.cpus.as_ref().filter(|c| c.requested.is_some()) {
+            let set = c.allowed.as_ref().map_or_else(|| "?".into(), ToString::to_string);
+            let line = match c.placement {
+                crate::cpus::Placement::Exclusive => format!("CPUs {set}: exclusive: {}", c.detail),
+                crate::cpus::Placement::Shared => {
+                    format!("CPUs {set}: NOT EXCLUSIVE: {}", c.detail)
+                }
+                crate::cpus::Placement::Unknown => {
+                    format!("CPUs {set}: exclusivity unknown: {}", c.detail)
+                }
+            };
+            s.push_str(&clean(&format!("{:<w$}  ↳ {line}", "")));
+            s.push('\n');
+        }
     }
     s.push_str(&format!(
         "\nfleet verdict: {}; wrote {} and {}\n",

@@ -308,3 +308,208 @@ fn apply_is_a_dry_run_by_default_then_creates_is_idempotent_and_respects_other_m
     assert_eq!(now["spec"]["cpu"]["reserved"], obj["spec"]["cpu"]["reserved"]);
     assert_eq!(owners_of_reserved(&now), ["lowlat"]);
 }
+
+/// Each kubelet's live CPU manager settings (configz through the API server, read by kubectl):
+/// (node, policy, reservedSystemCPUs).
+fn cpu_managers(nodes: &[String]) -> Vec<(String, String, String)> {
+    nodes
+        .iter()
+        .map(|n| {
+            let raw = kubectl(&["get", "--raw", &format!("/api/v1/nodes/{n}/proxy/configz")], None);
+            let v: serde_json::Value = serde_json::from_str(&raw).unwrap();
+            let k = &v["kubeletconfig"];
+            let s = |f: &str| k[f].as_str().unwrap_or("").to_string();
+            (n.clone(), s("cpuManagerPolicy"), s("reservedSystemCPUs"))
+        })
+        .collect()
+}
+
+/// The static kubelet's checkpoint (`cpu_manager_state` in its root dir, ci/k8s layout: node 1
+/// in $LOWLAT_K8S_STATE/kubelet, node I in $LOWLAT_K8S_STATE/nI/kubelet): the CPUs it assigned
+/// to the container `lowlat` of pod `uid`.
+fn checkpointed_cpus(node: &str, uid: &str) -> Option<String> {
+    let i = real_nodes().iter().position(|n| n == node).unwrap();
+    let state = PathBuf::from(env("LOWLAT_K8S_STATE"));
+    let dir = if i == 0 { state } else { state.join(format!("n{}", i + 1)) };
+    let text = std::fs::read_to_string(dir.join("kubelet/cpu_manager_state")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["entries"][uid]["lowlat"].as_str().map(str::to_string)
+}
+
+fn cpu_set(list: &str) -> std::collections::BTreeSet<u32> {
+    let mut out = std::collections::BTreeSet::new();
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        out.extend(a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap());
+    }
+    out
+}
+
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_not() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (fx, selector) = Labelled::new("guaranteed");
+    let managers = cpu_managers(&fx.nodes);
+    let (stat, reserved) = match managers.iter().find(|m| m.1 == "static") {
+        Some(m) => (m.0.clone(), m.2.clone()),
+        None => panic!("no kubelet runs the static CPU manager ({managers:?}): ci/k8s/up.sh gives the first node one"),
+    };
+    let shared = managers
+        .iter()
+        .find(|m| m.1 == "none")
+        .unwrap_or_else(|| panic!("no kubelet with CPU manager policy none: {managers:?}"))
+        .0
+        .clone();
+    // the static node's exclusive pool: online minus reserved (this machine's CPUs: both
+    // kubelets run here). On the 2-vCPU CI machine with reservedSystemCPUs 0: CPU 1.
+    let online = cpu_set(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap());
+    let pool: std::collections::BTreeSet<u32> =
+        online.difference(&cpu_set(&reserved)).copied().collect();
+    assert!(
+        !pool.is_empty(),
+        "no CPU left for exclusive use: online {online:?}, reserved {reserved}"
+    );
+
+    let out = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lowlat"))
+        .args(["cluster", "check", "-l", &selector, "--guaranteed-cpus", "1", "--duration", "3s"])
+        .args(["--threshold", "10ms", "--start-timeout", "60s", "--image", &env("LOWLAT_IMAGE")])
+        .arg("--out")
+        .arg(out.path())
+        .env("KUBECONFIG", env("KUBECONFIG"))
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The independent observer, while the pod on the static node runs: its QoS class in the
+    // API, and the CPU the kubelet's checkpoint assigned to its container.
+    let mut seen: Option<(String, String)> = None; // (qosClass, checkpointed CPUs)
+    let t0 = std::time::Instant::now();
+    while seen.is_none() && t0.elapsed() < std::time::Duration::from_secs(90) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        let pods: serde_json::Value = serde_json::from_str(&kubectl(
+            &["get", "pods", "-l", "lowlat.io/run", "-o", "json"],
+            None,
+        ))
+        .unwrap();
+        for p in pods["items"].as_array().unwrap() {
+            if p["spec"]["nodeName"] != stat.as_str() || p["status"]["phase"] != "Running" {
+                continue;
+            }
+            let uid = p["metadata"]["uid"].as_str().unwrap();
+            if let Some(cpus) = checkpointed_cpus(&stat, uid) {
+                let qos = p["status"]["qosClass"].as_str().unwrap_or("").to_string();
+                seen = Some((qos, cpus));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let (qos, checkpointed) = seen.unwrap_or_else(|| {
+        panic!("never saw the static node's pod Running with a CPU in its kubelet's checkpoint:\n{stdout}")
+    });
+    assert_eq!(qos, "Guaranteed");
+    let checkpointed = cpu_set(&checkpointed);
+    assert_eq!(checkpointed.len(), 1, "{checkpointed:?}");
+    assert!(checkpointed.is_subset(&pool), "{checkpointed:?} not in the exclusive pool {pool:?}");
+    // exit 0 or 1 (the shared node is WARN, the timer under a 10 ms threshold passes): never a
+    // usage or API error
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{:?}\n{stdout}", output.status);
+
+    let fleet: cluster::model::Fleet =
+        serde_json::from_slice(&std::fs::read(out.path().join("fleet.json")).unwrap()).unwrap();
+    let row = |n: &str| fleet.nodes.iter().find(|r| r.node == n).unwrap().clone();
+
+    // the static node: Guaranteed, exactly the checkpointed CPU, measured there, exclusive
+    let r = row(&stat);
+    assert_eq!(r.status, cluster::model::Status::Completed, "{r:#?}");
+    let c = r.cpus.as_ref().unwrap_or_else(|| panic!("{stat}: no cpus in its row: {r:#?}"));
+    assert_eq!(c.qos_class.as_deref(), Some("Guaranteed"), "{c:#?}");
+    assert_eq!(c.requested, Some(1));
+    assert_eq!(c.cpu_manager_policy.as_deref(), Some("static"));
+    let allowed = c.allowed.as_ref().unwrap();
+    assert_eq!(cpu_set(&allowed.to_list()), checkpointed, "the pod's own cpuset vs the checkpoint");
+    let measured = c.measured.as_ref().unwrap();
+    assert!(
+        !measured.is_empty() && measured.is_subset(allowed),
+        "measured {measured} in {allowed}"
+    );
+    assert_eq!(c.placement, cluster::cpus::Placement::Exclusive, "{c:#?}");
+    assert_eq!(r.realtime, Some(true), "{:#?}", r.rt_budget);
+    let want = format!(
+        "PASS: measured on CPU {allowed}, exclusive: CPU {allowed} given to this container alone"
+    );
+    assert!(r.headlines.iter().any(|h| h.starts_with(&want)), "{:?}", r.headlines);
+    assert!(stdout.contains(&format!("CPUs {allowed}: exclusive")), "{stdout}");
+
+    // the node with policy none: Guaranteed too, but on every CPU: said, and not a PASS
+    let r = row(&shared);
+    assert_eq!(r.status, cluster::model::Status::Completed, "{r:#?}");
+    let c = r.cpus.as_ref().unwrap();
+    assert_eq!(c.qos_class.as_deref(), Some("Guaranteed"), "{c:#?}");
+    assert_eq!(c.placement, cluster::cpus::Placement::Shared, "{c:#?}");
+    let all = c.allowed.as_ref().unwrap();
+    assert_eq!(cpu_set(&all.to_list()), online, "{c:#?}");
+    assert!(c.detail.contains("CPU manager policy is 'none'"), "{}", c.detail);
+    assert_ne!(r.verdict, cluster::model::Verdict::Pass, "{r:#?}");
+    assert!(
+        r.headlines.iter().any(|h| h.starts_with("WARN: CPUs NOT EXCLUSIVE")),
+        "{:?}",
+        r.headlines
+    );
+    assert!(stdout.contains(&format!("CPUs {all}: NOT EXCLUSIVE")), "{stdout}");
+    let html = std::fs::read_to_string(out.path().join("fleet-report.html")).unwrap();
+    assert!(html.contains("NOT EXCLUSIVE") && html.contains(">exclusive<"), "fleet report");
+    assert_eq!(labelled_leftovers(), "");
+}
+
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn guaranteed_cpus_beyond_a_nodes_allocatable_are_refused_with_the_numbers() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (fx, selector) = Labelled::new("too-many-cpus");
+    let alloc: Vec<(String, String)> = fx
+        .nodes
+        .iter()
+        .map(|n| {
+            let a = kubectl(&["get", "node", n, "-o", "jsonpath={.status.allocatable.cpu}"], None);
+            (n.clone(), a)
+        })
+        .collect();
+    let small = alloc
+        .iter()
+        .find(|(_, a)| a == "1")
+        .unwrap_or_else(|| {
+            panic!("no node with 1 allocatable CPU (the static node should have it): {alloc:?}")
+        })
+        .0
+        .clone();
+    let out = tempfile::tempdir().unwrap();
+    let t0 = std::time::Instant::now();
+    let a = lowlat()
+        .args(["cluster", "check", "-l", &selector, "--guaranteed-cpus", "4", "--quick"])
+        .args(["--start-timeout", "2m", "--image", &env("LOWLAT_IMAGE")])
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .code(1);
+    // at once, not after the start timeout
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60), "took {:?}", t0.elapsed());
+    let stdout = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    let want = format!(
+        "a Guaranteed pod asking 4 whole CPU(s) does not fit on node {small}, which has 1 allocatable CPU(s)"
+    );
+    assert!(stdout.contains(&want), "{stdout}");
+    let fleet: cluster::model::Fleet =
+        serde_json::from_slice(&std::fs::read(out.path().join("fleet.json")).unwrap()).unwrap();
+    let r = fleet.nodes.iter().find(|r| r.node == small).unwrap();
+    assert_eq!(r.status, cluster::model::Status::NeverStarted);
+    assert!(r.reason.as_deref().unwrap().contains(&want), "{r:#?}");
+    // no node holds 4 CPUs here: no Job was ever created
+    assert_eq!(fleet.cleanup.jobs, 0, "{:?}", fleet.cleanup);
+    assert_eq!(labelled_leftovers(), "");
+}

@@ -137,8 +137,28 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     let online = cpus_of(&host.online_cpus());
     // Moved back when `moved` drops: at the end, on an error return, after Ctrl-C.
     let moved = req.rt_cgroup.as_ref().map(crate::rt_cgroup::enter).transpose()?;
-    let housekeeping: Vec<u32> = online.iter().copied().filter(|c| !cpus.contains(c)).collect();
-    let mut load = match &req.load {
+    let (housekeeping, outside) =
+        housekeeping(&online, &cpus, util::sched::get_affinity(0).ok().as_ref());
+    // Confined to a cpuset with no housekeeping CPU in it (a Guaranteed pod's exclusive CPUs):
+    // a load could only run on the measured CPUs, which is not what was asked. Said, not run.
+    let mut load_note = None;
+    let load_req = match &req.load {
+        Some(Load::Builtin(spec))
+            if spec.cpus.is_none() && housekeeping.is_empty() && !outside.is_empty() =>
+        {
+            None
+        }
+        Some(Load::Command(_)) if housekeeping.is_empty() && !outside.is_empty() => None,
+        other => other.as_ref(),
+    };
+    if req.load.is_some() && load_req.is_none() {
+        load_note = Some(format!(
+            "NO LOAD: the housekeeping CPUs {} are outside this process's CPU affinity (a cpuset, e.g. \
+             a Guaranteed pod's exclusive CPUs, or taskset): a load could only have run on the measured CPUs",
+            list(&outside)
+        ));
+    }
+    let mut load = match load_req {
         Some(Load::Builtin(spec)) => Some(RunningLoad::start_builtin(spec, &housekeeping)?),
         Some(Load::Command(cmd)) => Some(RunningLoad::start_command(cmd, &housekeeping)?),
         None => None,
@@ -159,6 +179,7 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     };
     progress.finish(run.as_ref().ok());
     let mut r = run?;
+    r.notes.extend(load_note);
     if let (Some(m), Some(s)) = (&moved, r.envelope.scheduling.as_mut()) {
         s.rt_cgroup = Some(m.to.clone());
     }
@@ -180,6 +201,20 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         Verdict::Passed
     };
     Ok(Outcome { result: r, verdict })
+}
+
+/// The housekeeping CPUs (online, not measured) this process may use, and those outside its
+/// affinity (`allowed`; `None`: unknown, every CPU counts as usable).
+fn housekeeping(
+    online: &[u32],
+    cpus: &[u32],
+    allowed: Option<&cpuset::CpuSet>,
+) -> (Vec<u32>, Vec<u32>) {
+    online
+        .iter()
+        .copied()
+        .filter(|c| !cpus.contains(c))
+        .partition(|&c| allowed.is_none_or(|a| a.contains(c as usize)))
 }
 
 /// The runner's settings for `req` on `host`, with the parameters the result records.
@@ -356,6 +391,15 @@ mod tests {
         assert_eq!(Verdict::Passed.exit_code().code(), 0);
         assert_eq!(Verdict::ThresholdReached.exit_code().code(), 1);
         assert_eq!(Verdict::Interrupted.exit_code().code(), 130);
+    }
+
+    #[test]
+    fn housekeeping_is_where_this_process_may_run() {
+        let set = |s: &str| cpuset::CpuSet::parse_list(s).unwrap();
+        assert_eq!(housekeeping(&[0, 1, 2, 3], &[2, 3], None), (vec![0, 1], vec![]));
+        assert_eq!(housekeeping(&[0, 1, 2, 3], &[2, 3], Some(&set("1-3"))), (vec![1], vec![0]));
+        // a Guaranteed pod's container confined to its exclusive CPU 1
+        assert_eq!(housekeeping(&[0, 1], &[1], Some(&set("1"))), (vec![], vec![0]));
     }
 
     #[test]
