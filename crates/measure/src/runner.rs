@@ -133,6 +133,9 @@ where
             .push("no housekeeping CPU left for the main thread (every CPU is measured)".into()),
     }
     let mut realtime = c.policy.is_realtime();
+    // Before any measuring thread runs: freeing memory later (checkpoints, snapshots) must not
+    // send TLB-flush IPIs into them.
+    sys::keep_freed_memory();
     if let Err(e) = sys::lock_memory() {
         realtime = false;
         notes.push(format!(
