@@ -81,6 +81,22 @@ fn cyclictest_json_matches_text_of_the_same_run() {
     insta::assert_snapshot!(view(&j));
 }
 
+/// Found by the importers fuzzer: with `resolution_in_ns` 1, a bucket key far beyond any
+/// latency (1.5e99, saturating to u64::MAX) overflowed `lo + width` and panicked. It is
+/// refused as implausible, naming the value.
+#[test]
+fn a_ns_bucket_beyond_any_latency_is_refused() {
+    let text = fixture("cyclictest-2.4-h100.json")
+        .replace("\"resolution_in_ns\": 0", "\"resolution_in_ns\": 1")
+        .replace("\"15\": 509", &format!("\"1{}\": 509", "5".repeat(99)));
+    assert!(text.contains("\"resolution_in_ns\": 1") && text.contains("555555\": 509"));
+    let e = cyclictest::import(&text).unwrap_err().to_string();
+    assert!(e.contains("not a plausible latency"), "{e}");
+    // The same bucket at a plausible value imports.
+    let ok = text.replace(&format!("\"1{}\": 509", "5".repeat(99)), "\"15\": 509");
+    assert!(cyclictest::import(&ok).is_ok());
+}
+
 #[test]
 fn cyclictest_json_without_histogram() {
     let r = cyclictest::import(&fixture("cyclictest-2.4-noh.json")).unwrap();

@@ -486,7 +486,8 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
     }
     let ns = v["resolution_in_ns"].as_i64() == Some(1);
     let unit = if ns { 1 } else { 1000 };
-    let to_ns = |x: u64, what: &str| if ns { Ok(x) } else { us_to_ns(x, what) };
+    let to_ns =
+        |x: u64, what: &str| if ns { super::plausible_ns(x, what) } else { us_to_ns(x, what) };
     let mut keyed: Vec<(u64, &Value)> = threads_v
         .iter()
         .map(|(k, t)| {

@@ -48,6 +48,14 @@ pub(crate) fn us_to_ns(us: u64, what: &str) -> Result<u64, ImportError> {
     })
 }
 
+/// A latency already in ns, when plausible (a bound that also keeps `lo + width` of a bucket
+/// from overflowing).
+pub(crate) fn plausible_ns(ns: u64, what: &str) -> Result<u64, ImportError> {
+    (ns <= MAX_PLAUSIBLE_NS).then_some(ns).ok_or_else(|| {
+        ImportError::Inconsistent(format!("{what} of {ns} ns is not a plausible latency"))
+    })
+}
+
 /// A fractional latency `x` in `unit_ns` units as ns: finite, not negative, plausible.
 pub(crate) fn float_to_ns(x: f64, unit_ns: f64, what: &str) -> Result<u64, ImportError> {
     let ns = x * unit_ns;
