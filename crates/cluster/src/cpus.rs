@@ -25,6 +25,18 @@ pub enum Placement {
     Unknown,
 }
 
+/// The `cpu` entry of a node's `capacity` or `allocatable` map, as written (`2`, `1500m`).
+pub fn cpu_quantity(
+    resources: Option<
+        &std::collections::BTreeMap<
+            String,
+            k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+        >,
+    >,
+) -> Option<String> {
+    resources.and_then(|m| m.get("cpu")).map(|q| q.0.clone())
+}
+
 /// A CPU quantity (`2`, `1500m`, `0.5`) in millicores; `None` when it is not one.
 pub fn cpu_millis(q: &str) -> Option<u64> {
     let q = q.trim();

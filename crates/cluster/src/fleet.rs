@@ -120,9 +120,6 @@ pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<Selected>> 
     if list.items.is_empty() {
         return Err(Error::NoNodes { selector: selector.to_string() });
     }
-    let cpu = |m: Option<
-        &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-    >| { m.and_then(|m| m.get("cpu")).map(|q| q.0.clone()) };
     let mut out: Vec<Selected> = list
         .items
         .iter()
@@ -131,8 +128,8 @@ pub async fn select_nodes(s: &Session, selector: &str) -> Result<Vec<Selected>> 
             Selected {
                 name: n.metadata.name.clone().unwrap_or_default(),
                 ready: ready_text(n),
-                cpu_capacity: cpu(st.and_then(|s| s.capacity.as_ref())),
-                cpu_allocatable: cpu(st.and_then(|s| s.allocatable.as_ref())),
+                cpu_capacity: crate::cpus::cpu_quantity(st.and_then(|s| s.capacity.as_ref())),
+                cpu_allocatable: crate::cpus::cpu_quantity(st.and_then(|s| s.allocatable.as_ref())),
             }
         })
         .collect();

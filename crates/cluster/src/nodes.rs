@@ -135,9 +135,6 @@ fn base_info(n: &Node, pools: &[(String, LabelSelector)]) -> NodeInfo {
     let labels = n.metadata.labels.clone().unwrap_or_default();
     let st = n.status.clone().unwrap_or_default();
     let info = st.node_info.clone().unwrap_or_default();
-    let cpu = |m: &Option<
-        BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
-    >| { m.as_ref().and_then(|m| m.get("cpu")).map(|q| q.0.clone()) };
     NodeInfo {
         name: n.metadata.name.clone().unwrap_or_default(),
         roles: roles(&labels),
@@ -147,8 +144,8 @@ fn base_info(n: &Node, pools: &[(String, LabelSelector)]) -> NodeInfo {
         kernel: info.kernel_version,
         os_image: info.os_image,
         kubelet_version: info.kubelet_version,
-        cpu_capacity: cpu(&st.capacity),
-        cpu_allocatable: cpu(&st.allocatable),
+        cpu_capacity: crate::cpus::cpu_quantity(st.capacity.as_ref()),
+        cpu_allocatable: crate::cpus::cpu_quantity(st.allocatable.as_ref()),
         kubelet: None,
         kubelet_error: None,
     }
