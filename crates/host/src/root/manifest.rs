@@ -117,10 +117,21 @@ fn yes() -> bool {
     true
 }
 
-/// The failures of a manifest as errors to replay (missing files need no replay).
-pub(crate) fn replayed_errors(manifest: &[u8]) -> std::collections::HashMap<String, ReadError> {
-    let Ok(m) = serde_json::from_slice::<Manifest>(manifest) else { return Default::default() };
-    m.failures
+/// What a snapshot's manifest makes a reader answer, from one parse (nothing from a manifest
+/// that does not parse).
+#[derive(Debug, Default)]
+pub(crate) struct Replay {
+    /// The failures as errors to replay (missing files need no replay).
+    pub errors: std::collections::HashMap<String, ReadError>,
+    /// The root links to answer `read_link` with: those [`root_link_kept`] allows, at most
+    /// [`MAX_ROOT_LINKS`] (the manifest is untrusted input).
+    pub root_links: std::collections::HashMap<String, String>,
+}
+
+pub(crate) fn replay(manifest: &[u8]) -> Replay {
+    let Ok(m) = serde_json::from_slice::<Manifest>(manifest) else { return Replay::default() };
+    let errors = m
+        .failures
         .into_iter()
         .filter(|f| matches!(f.op, Op::Read | Op::List))
         .filter_map(|f| {
@@ -133,14 +144,14 @@ pub(crate) fn replayed_errors(manifest: &[u8]) -> std::collections::HashMap<Stri
             };
             Some((path, e))
         })
-        .collect()
-}
-
-/// The root links of a manifest to answer `read_link` with: those [`root_link_kept`] allows,
-/// at most [`MAX_ROOT_LINKS`] (the manifest is untrusted input).
-pub(crate) fn replayed_root_links(manifest: &[u8]) -> std::collections::HashMap<String, String> {
-    let Ok(m) = serde_json::from_slice::<Manifest>(manifest) else { return Default::default() };
-    m.root_links.into_iter().filter(|(p, t)| root_link_kept(p, t)).take(MAX_ROOT_LINKS).collect()
+        .collect();
+    let root_links = m
+        .root_links
+        .into_iter()
+        .filter(|(p, t)| root_link_kept(p, t))
+        .take(MAX_ROOT_LINKS)
+        .collect();
+    Replay { errors, root_links }
 }
 
 #[cfg(test)]

@@ -390,8 +390,8 @@ impl TgzTree {
             }
         }
         if let Some(Node::File(m)) = tree.nodes.get(super::manifest::MANIFEST) {
-            tree.failed = super::manifest::replayed_errors(m);
-            tree.root_links = super::manifest::replayed_root_links(m);
+            let replay = super::manifest::replay(m);
+            (tree.failed, tree.root_links) = (replay.errors, replay.root_links);
         }
         Ok(tree)
     }
