@@ -297,6 +297,24 @@ pub struct Task {
     pub nonvoluntary_ctxt_switches: Option<u64>,
 }
 
+impl Task {
+    /// The IRQ this thread handles, when it is a threaded IRQ handler (`irq/24-virtio0`, or
+    /// `irq/24-s-virtio0` for a secondary handler): such a thread follows its IRQ's effective
+    /// affinity (the kernel moves it after the IRQ's next interrupt), so it is judged and
+    /// moved with its IRQ, never on its own. Every IRQ handler is a thread on PREEMPT_RT.
+    pub fn irq_thread(&self) -> Option<u32> {
+        if !self.kthread {
+            return None;
+        }
+        let rest = self.comm.strip_prefix("irq/")?;
+        let digits: &str = &rest[..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())];
+        if digits.is_empty() || !rest[digits.len()..].starts_with('-') {
+            return None;
+        }
+        digits.parse().ok()
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Workqueues {
     /// `/sys/devices/virtual/workqueue/cpumask` (unbound workqueues' global mask).
@@ -510,5 +528,21 @@ impl Host {
                 self.online_cpus().difference(&self.isolated_cpus())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn irq_threads_are_known_by_their_comm() {
+        let t = |comm: &str, kthread| Task { comm: comm.into(), kthread, ..Task::default() };
+        assert_eq!(t("irq/27-virtio0-req.2", true).irq_thread(), Some(27));
+        assert_eq!(t("irq/9-s-acpi", true).irq_thread(), Some(9));
+        assert_eq!(t("irq/9-acpi", false).irq_thread(), None, "a user task named so is not one");
+        assert_eq!(t("irq_work/3", true).irq_thread(), None);
+        assert_eq!(t("irq/x-foo", true).irq_thread(), None);
+        assert_eq!(t("irq/12", true).irq_thread(), None);
     }
 }

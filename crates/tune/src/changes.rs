@@ -283,6 +283,7 @@ fn tasks(
         return;
     };
     let mut per_cpu = 0usize;
+    let mut irq_threads = 0usize;
     for t in tasks.iter().filter(|t| t.kthread == kthreads) {
         let Some(aff) = &t.allowed_cpus else { continue };
         if aff.is_subset(cpus) {
@@ -290,6 +291,10 @@ fn tasks(
         }
         if t.per_cpu_kthread {
             per_cpu += 1;
+            continue;
+        }
+        if t.irq_thread().is_some() {
+            irq_threads += 1;
             continue;
         }
         let what = format!("pid {} tid {} ({})", t.pid, t.tid, t.comm);
@@ -319,6 +324,12 @@ fn tasks(
         out.notes.push(Note {
             what: format!("{per_cpu} per-CPU kthreads"),
             why: "bound to their CPU (PF_NO_SETAFFINITY): expected residue, never moved".into(),
+        });
+    }
+    if irq_threads > 0 {
+        out.notes.push(Note {
+            what: format!("{irq_threads} threaded IRQ handlers (irq/N-…)"),
+            why: "they follow their IRQ's affinity (the kernel moves each after its IRQ's next interrupt); moving the thread alone would leave the interrupt where it is and add a cross-CPU wake-up".into(),
         });
     }
 }

@@ -25,7 +25,7 @@ pub fn checks(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
     out
 }
 
-fn render_fix(inp: &Input<'_>) -> String {
+pub(crate) fn render_fix(inp: &Input<'_>) -> String {
     format!(
         "`lowlat render {} cmdline` shows the arguments; `lowlat render {} grubby` (or bls / grub / rpm-ostree) writes them; then reboot",
         inp.plan_arg, inp.plan_arg
@@ -124,9 +124,32 @@ fn duplicates(inp: &Input<'_>) -> Check {
     }
 }
 
-/// Whether the plan's arguments are on the running command line at all (if not, sysfs
-/// mismatches are pending a reboot rather than failures).
-fn planned(inp: &Input<'_>, key: &str) -> Option<String> {
+/// Where a planned kernel argument is: on the running command line, only in every boot entry
+/// (pending reboot), or nowhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgState {
+    Running,
+    Staged,
+    Absent,
+}
+
+/// The state of the planned argument `key` (its planned value compared as a set).
+pub(crate) fn arg_state(inp: &Input<'_>, key: &str) -> ArgState {
+    let value = planned(inp, key);
+    let running = inp.host.kernel.cmdline.as_deref().map(tokens).unwrap_or_default();
+    if has(&running, key, value.as_deref()) {
+        ArgState::Running
+    } else if !inp.boot_entries.is_empty()
+        && inp.boot_entries.iter().all(|e| has(&tokens(&e.cmdline), key, value.as_deref()))
+    {
+        ArgState::Staged
+    } else {
+        ArgState::Absent
+    }
+}
+
+/// The planned value of kernel argument `key` (`None`: not planned, or a bare flag).
+pub(crate) fn planned(inp: &Input<'_>, key: &str) -> Option<String> {
     inp.plan.kernel_args.iter().find(|a| a.key == key).and_then(|a| a.value.clone())
 }
 

@@ -30,7 +30,13 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
         ("nohz_full", "nohz_full"),
     ] {
         let path = format!("{CPU}/{file}");
-        let v = cx.cpus(&format!("cpus.{field}"), &path, false);
+        let v = match cx.text(&format!("cpus.{field}"), &path) {
+            // 6.1 prints "(null)" in nohz_full when the kernel has CONFIG_NO_HZ_FULL but was
+            // booted without nohz_full= (its mask is never allocated): no CPU is nohz_full.
+            Some(t) if t.trim() == "(null)" => Some(CpuSet::new()),
+            Some(t) => cx.parse_cpus(&path, &t, false),
+            None => None,
+        };
         match field {
             "possible" => host.cpus.possible = v,
             "present" => host.cpus.present = v,
