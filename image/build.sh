@@ -7,6 +7,8 @@
 #                                       with exactly the shared libraries ldd names (also:
 #                                       LOWLAT_IMAGE_RT_TESTS=1)
 #   image/build.sh --print-name         print the image name (localhost/lowlat:<version>), nothing else
+#   image/build.sh --binary             build only the static binary and print its path (the
+#                                       RT kernel lab puts it in its initramfs)
 #   image/build.sh --check-reproducible build the archive twice from the same tree (the second
 #                                       time from a fresh staging dir, later) and compare sha256
 #   image/build.sh --check-reproducible=full
@@ -38,10 +40,11 @@ while (($#)); do
   case $1 in
     --with-rt-tests) RT_TESTS=1 ;;
     --print-name) MODE=print-name ;;
+    --binary) MODE=binary ;;
     --check-reproducible) MODE=check ;;
     --check-reproducible=full) MODE=check-full ;;
     --out) OUT=$(realpath -m "$2"); shift ;;
-    -h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
   shift
@@ -153,6 +156,7 @@ assemble() { # assemble BINARY OUT
 
 t0=$(date +%s)
 BIN=$(build_binary "$ROOT/target/image")
+if [[ $MODE == binary ]]; then echo "$BIN"; exit 0; fi
 assemble "$BIN" "$OUT"
 log "built $NAME -> ${OUT#"$ROOT"/}: $(stat -c%s "$OUT") bytes, sha256 $(sha256sum "$OUT" | cut -c1-16)…, revision $REV ($(($(date +%s) - t0)) s)"
 
