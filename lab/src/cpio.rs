@@ -16,12 +16,21 @@ pub enum Entry {
 impl Entry {
     fn path(&self) -> &str {
         match self {
-            Entry::Dir { path, .. } | Entry::File { path, .. } | Entry::Symlink { path, .. } => path,
+            Entry::Dir { path, .. } | Entry::File { path, .. } | Entry::Symlink { path, .. } => {
+                path
+            }
         }
     }
 }
 
-fn header(w: &mut impl Write, ino: u32, mode: u32, nlink: u32, size: usize, name: &str) -> io::Result<()> {
+fn header(
+    w: &mut impl Write,
+    ino: u32,
+    mode: u32,
+    nlink: u32,
+    size: usize,
+    name: &str,
+) -> io::Result<()> {
     let namesize = name.len() + 1;
     let size = u32::try_from(size).map_err(|_| io::Error::other(format!("{name}: over 4 GiB")))?;
     write!(
@@ -88,7 +97,7 @@ mod tests {
         // The header of the first entry, field by field.
         assert_eq!(&buf[..6], b"070701");
         assert_eq!(&buf[14..22], b"000041ed"); // a directory, 0755
-        // Every entry, its name NUL-terminated and 4-aligned, and the trailer last.
+                                               // Every entry, its name NUL-terminated and 4-aligned, and the trailer last.
         let text = String::from_utf8_lossy(&buf);
         for name in ["bin\0", "bin/hello\0", "odd length", "bin/sh\0", "empty\0", "TRAILER!!!\0"] {
             assert!(text.contains(name), "{name:?} missing");

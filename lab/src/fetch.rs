@@ -56,11 +56,7 @@ pub struct Packages {
 fn run(cmd: &mut Command) -> Result<String> {
     let out = cmd.output().with_context(|| format!("cannot run {cmd:?}"))?;
     if !out.status.success() {
-        bail!(
-            "{cmd:?} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        bail!("{cmd:?} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -94,7 +90,8 @@ fn deb(dir: &Path, pkg: &str) -> Result<PathBuf> {
     if let Err(e) = got {
         bail!("{e:#}\n(`apt-get update` first if the package lists are missing; the lab needs Debian's archive)");
     }
-    find()?.with_context(|| format!("apt-get download {pkg} left no {pkg}_*.deb in {}", dir.display()))
+    find()?
+        .with_context(|| format!("apt-get download {pkg} left no {pkg}_*.deb in {}", dir.display()))
 }
 
 /// Fetch (once) and unpack everything under `cache`.
@@ -106,15 +103,16 @@ pub fn fetch(cache: &Path) -> Result<Packages> {
         _ => {
             let text = run(Command::new("apt-cache").args(["depends", KERNEL_META]))?;
             kernel_package_from_depends(&text).with_context(|| {
-                format!("`apt-cache depends {KERNEL_META}` names no linux-image-*-rt-amd64:\n{text}")
+                format!(
+                    "`apt-cache depends {KERNEL_META}` names no linux-image-*-rt-amd64:\n{text}"
+                )
             })?
         }
     };
     let kernel_release = kernel_package.trim_start_matches("linux-image-").to_string();
     let kdeb = deb(&debs, &kernel_package)?;
-    let kernel_version = run(Command::new("dpkg-deb").args(["-f"]).arg(&kdeb).arg("Version"))?
-        .trim()
-        .to_string();
+    let kernel_version =
+        run(Command::new("dpkg-deb").args(["-f"]).arg(&kdeb).arg("Version"))?.trim().to_string();
 
     // The kernel: vmlinuz, its config and the modules the guest loads (not the other 300 MB).
     let kdir = cache.join("kernel").join(&kernel_release);
@@ -157,7 +155,15 @@ pub fn fetch(cache: &Path) -> Result<Packages> {
         run(Command::new("dpkg-deb").arg("-x").arg(&d).arg(&tmp))?;
         std::fs::rename(&tmp, &dir)?;
     }
-    Ok(Packages { kernel_package, kernel_release, kernel_version, vmlinuz, config, modules, unpacked })
+    Ok(Packages {
+        kernel_package,
+        kernel_release,
+        kernel_version,
+        vmlinuz,
+        config,
+        modules,
+        unpacked,
+    })
 }
 
 /// The shared libraries `program` loads (the loader included), as (file on this host, path in
@@ -206,7 +212,10 @@ mod tests {
     #[test]
     fn kernel_package_is_read_from_apt_cache_depends() {
         let text = "linux-image-rt-amd64\n  Depends: linux-image-6.1.0-56-rt-amd64\n";
-        assert_eq!(kernel_package_from_depends(text).as_deref(), Some("linux-image-6.1.0-56-rt-amd64"));
+        assert_eq!(
+            kernel_package_from_depends(text).as_deref(),
+            Some("linux-image-6.1.0-56-rt-amd64")
+        );
         assert_eq!(kernel_package_from_depends("linux-image-rt-amd64\n  Depends: foo\n"), None);
     }
 }

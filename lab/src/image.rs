@@ -43,8 +43,8 @@ pub fn base(pk: &Packages, lowlat: &Path, out: &Path) -> Result<Vec<String>> {
     let mut have: Vec<String> = Vec::new();
     let mut e = Vec::new();
     let top = [
-        "bin", "sbin", "usr", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run", "tmp", "out", "job", "lab",
-        "var", "var/lib", "etc", "root",
+        "bin", "sbin", "usr", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run", "tmp", "out",
+        "job", "lab", "var", "var/lib", "etc", "root",
     ];
     e.extend(dirs(&top));
     have.extend(top.iter().map(|s| s.to_string()));
@@ -107,7 +107,8 @@ pub fn base(pk: &Packages, lowlat: &Path, out: &Path) -> Result<Vec<String>> {
 /// `files` under `/job/`).
 pub fn with_job(base: &Path, job: &str, files: &[(String, Vec<u8>)], out: &Path) -> Result<()> {
     let mut bytes = std::fs::read(base).with_context(|| format!("reading {}", base.display()))?;
-    let mut e = vec![Entry::File { path: "job/run.sh".into(), mode: 0o755, data: job.as_bytes().to_vec() }];
+    let mut e =
+        vec![Entry::File { path: "job/run.sh".into(), mode: 0o755, data: job.as_bytes().to_vec() }];
     for (name, data) in files {
         e.push(Entry::File { path: format!("job/{name}"), mode: 0o644, data: data.clone() });
     }

@@ -53,17 +53,17 @@ pub struct Guest {
 
 impl Guest {
     pub fn step(&self, name: &str) -> Result<&Step> {
-        self.steps
-            .iter()
-            .find(|s| s.name == name)
-            .with_context(|| format!("boot {}: step {name} did not run (steps.txt: {:?})", self.name, self.steps))
+        self.steps.iter().find(|s| s.name == name).with_context(|| {
+            format!("boot {}: step {name} did not run (steps.txt: {:?})", self.name, self.steps)
+        })
     }
     pub fn file(&self, name: &str) -> PathBuf {
         self.out.join(name)
     }
     pub fn read(&self, name: &str) -> Result<String> {
-        std::fs::read_to_string(self.file(name))
-            .with_context(|| format!("boot {}: {} is missing", self.name, self.file(name).display()))
+        std::fs::read_to_string(self.file(name)).with_context(|| {
+            format!("boot {}: {} is missing", self.name, self.file(name).display())
+        })
     }
 }
 
@@ -72,7 +72,9 @@ pub fn parse_steps(text: &str) -> Vec<Step> {
         .filter_map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
             match w.as_slice() {
-                [n, rc, s] => Some(Step { name: (*n).into(), rc: rc.parse().ok()?, secs: s.parse().ok()? }),
+                [n, rc, s] => {
+                    Some(Step { name: (*n).into(), rc: rc.parse().ok()?, secs: s.parse().ok()? })
+                }
                 _ => None,
             }
         })
@@ -102,8 +104,15 @@ impl Lab {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
         let initrd = dir.join("initrd.cpio");
-        image::with_job(&self.base, job, files, &initrd)?;
-        let append = if exact { args.to_string() } else { format!("{BASE_ARGS} {args}").trim().to_string() };
+        // The guest's watchdog ends the job in time to send what it has (40 s to spare).
+        let mut files = files.to_vec();
+        files.push((
+            "deadline".into(),
+            format!("{}\n", timeout.as_secs().saturating_sub(40).max(30)).into_bytes(),
+        ));
+        image::with_job(&self.base, job, &files, &initrd)?;
+        let append =
+            if exact { args.to_string() } else { format!("{BASE_ARGS} {args}").trim().to_string() };
         let spec = BootSpec { append, initrd: initrd.clone(), timeout };
         eprintln!("[rtlab] boot {name}: {} ({} CPUs)", spec.append, self.machine.topology.cpus());
 
@@ -162,12 +171,17 @@ impl Lab {
         payload::unpack(std::io::BufReader::new(disk), &out).with_context(|| {
             format!(
                 "boot {name}: no result from the guest{}; console ({}):\n{}",
-                if booted.timed_out { format!(" (killed after {} s)", timeout.as_secs()) } else { String::new() },
+                if booted.timed_out {
+                    format!(" (killed after {} s)", timeout.as_secs())
+                } else {
+                    String::new()
+                },
                 booted.console.display(),
                 qemu::console_tail(&booted.console, 25)
             )
         })?;
-        let steps = parse_steps(&std::fs::read_to_string(out.join("steps.txt")).unwrap_or_default());
+        let steps =
+            parse_steps(&std::fs::read_to_string(out.join("steps.txt")).unwrap_or_default());
         let job_rc = std::fs::read_to_string(out.join("job.rc"))
             .ok()
             .and_then(|s| s.trim().parse().ok())

@@ -18,7 +18,11 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "rtlab", version, about = "The real-time kernel lab: lowlat on Debian's PREEMPT_RT kernel under QEMU")]
+#[command(
+    name = "rtlab",
+    version,
+    about = "The real-time kernel lab: lowlat on Debian's PREEMPT_RT kernel under QEMU"
+)]
 struct Cli {
     /// The lowlat binary to put in the guest (static; default: `image/build.sh --binary`).
     #[arg(long, global = true, value_name = "PATH")]
@@ -87,8 +91,18 @@ fn static_lowlat() -> Result<PathBuf> {
 
 fn tools() -> Result<()> {
     let mut missing = Vec::new();
-    for (cmd, pkg) in [("qemu-system-x86_64", "qemu-system-x86"), ("dpkg-deb", "dpkg"), ("apt-get", "apt"), ("strip", "binutils")] {
-        if Command::new("sh").args(["-c", &format!("command -v {cmd}")]).output().map(|o| !o.status.success()).unwrap_or(true) {
+    for (cmd, pkg) in [
+        ("qemu-system-x86_64", "qemu-system-x86"),
+        ("dpkg-deb", "dpkg"),
+        ("apt-get", "apt"),
+        ("strip", "binutils"),
+    ] {
+        if Command::new("sh")
+            .args(["-c", &format!("command -v {cmd}")])
+            .output()
+            .map(|o| !o.status.success())
+            .unwrap_or(true)
+        {
             missing.push(pkg);
         }
     }
@@ -126,7 +140,12 @@ fn real_main(cli: Cli) -> Result<bool> {
     };
     // The guest gets lowlat without its line tables (a third of the size), as the image does.
     let stripped = dir.join("lowlat.stripped");
-    let st = Command::new("strip").arg("--strip-debug").arg("-o").arg(&stripped).arg(&lowlat).status()?;
+    let st = Command::new("strip")
+        .arg("--strip-debug")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&lowlat)
+        .status()?;
     if !st.success() {
         bail!("strip --strip-debug {} failed", lowlat.display());
     }
@@ -147,10 +166,12 @@ fn real_main(cli: Cli) -> Result<bool> {
     match cmd {
         Cmd::Fetch => Ok(true),
         Cmd::Boot { append, job, files, name, timeout } => {
-            let job = std::fs::read_to_string(&job).with_context(|| format!("reading {}", job.display()))?;
+            let job = std::fs::read_to_string(&job)
+                .with_context(|| format!("reading {}", job.display()))?;
             let mut fs = Vec::new();
             for f in files {
-                let (n, p) = f.split_once('=').with_context(|| format!("--file {f}: use NAME=PATH"))?;
+                let (n, p) =
+                    f.split_once('=').with_context(|| format!("--file {f}: use NAME=PATH"))?;
                 fs.push((n.to_string(), std::fs::read(p).with_context(|| format!("reading {p}"))?));
             }
             let g = lab.boot(&name, &append, false, &job, &fs, Duration::from_secs(timeout))?;

@@ -19,7 +19,10 @@ pub fn unpack(disk: impl Read, dir: &Path) -> Result<Vec<String>> {
     for e in ar.entries().context("reading the result tar")? {
         let mut e = e.context("reading the result tar")?;
         let path = e.path()?.into_owned();
-        if path.components().any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_))) {
+        if path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_)))
+        {
             bail!("result member {} leaves the directory", path.display());
         }
         let dest = dir.join(&path);
@@ -73,7 +76,10 @@ mod tests {
     #[test]
     fn an_empty_disk_or_a_cut_job_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(unpack(&vec![0u8; 65536][..], dir.path()).unwrap_err().to_string().contains("no result"));
+        assert!(unpack(&vec![0u8; 65536][..], dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("no result"));
         let disk = tarball(&[("./steps.txt", b"x 0 1\n")]);
         assert!(unpack(&disk[..], dir.path()).unwrap_err().to_string().contains("no job.rc"));
     }

@@ -24,12 +24,14 @@ const VERIFY: &str = include_str!("../guest/jobs/verify.sh");
 
 /// The plan the lab boots: real-time kernel, low-latency power, isolcpus with the `domain`
 /// flag (so `/sys/devices/system/cpu/isolated` is non-empty and checked).
-pub const PLAN_ARGS: &[&str] = &["--rt-kernel", "--power", "low-latency", "--isolcpus-domain", "--name", "rtlab"];
+pub const PLAN_ARGS: &[&str] =
+    &["--rt-kernel", "--power", "low-latency", "--isolcpus-domain", "--name", "rtlab"];
 
 /// Checks whose effect only kernel arguments give: on a boot without them they fail with a
 /// fix that renders the arguments and reboots, and `apply` (even `--move-tasks`) cannot make
 /// them pass.
-pub const BOOT_ONLY: &[&str] = &["cmdline-args", "sysfs-isolated", "sysfs-nohz-full", "rcu-offload-threads"];
+pub const BOOT_ONLY: &[&str] =
+    &["cmdline-args", "sysfs-isolated", "sysfs-nohz-full", "rcu-offload-threads"];
 
 /// Checks the plan's kernel arguments make pass at boot, before any `apply`: the boot-only
 /// ones, the masks `irqaffinity=`, `kthread_cpus=` and `systemd.cpu_affinity=` set (which
@@ -99,7 +101,10 @@ impl Summary {
     fn boot(&mut self, g: &Guest) {
         self.boots.push(BootRecord {
             name: g.name.clone(),
-            cmdline: std::fs::read_to_string(g.booted.dir.join("cmdline.txt")).unwrap_or_default().trim().into(),
+            cmdline: std::fs::read_to_string(g.booted.dir.join("cmdline.txt"))
+                .unwrap_or_default()
+                .trim()
+                .into(),
             wall_s: g.booted.wall.as_secs_f64(),
             steps: g.steps.iter().map(|s| (s.name.clone(), s.rc)).collect(),
         });
@@ -108,16 +113,25 @@ impl Summary {
 
 /// Run lowlat on the host; its stdout.
 fn lowlat(bin: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new(bin).args(args).output().with_context(|| format!("running {}", bin.display()))?;
+    let out = Command::new(bin)
+        .args(args)
+        .output()
+        .with_context(|| format!("running {}", bin.display()))?;
     if !out.status.success() {
-        bail!("lowlat {} failed ({}): {}", args.join(" "), out.status, String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "lowlat {} failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn report(g: &Guest, file: &str) -> Result<Report> {
     let text = g.read(file)?;
-    serde_json::from_str(&text).with_context(|| format!("boot {}: {file} is not a verify report", g.name))
+    serde_json::from_str(&text)
+        .with_context(|| format!("boot {}: {file} is not a verify report", g.name))
 }
 
 fn by_status(r: &Report, s: Status) -> BTreeSet<String> {
@@ -137,7 +151,11 @@ fn show(r: &Report, ids: &BTreeSet<String>) -> String {
 
 /// The options line of a BLS entry.
 pub fn bls_options(text: &str) -> Option<String> {
-    text.lines().find_map(|l| l.strip_prefix("options").filter(|r| r.starts_with([' ', '\t'])).map(|r| r.trim().to_string()))
+    text.lines().find_map(|l| {
+        l.strip_prefix("options")
+            .filter(|r| r.starts_with([' ', '\t']))
+            .map(|r| r.trim().to_string())
+    })
 }
 
 /// The value of `GRUB_CMDLINE_LINUX="…"` in /etc/default/grub, unquoted as grub-mkconfig's
@@ -252,7 +270,11 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
     sum.boot(&probe);
     for s in ["inspect", "snapshot"] {
         let st = probe.step(s)?;
-        sum.claim(format!("probe: lowlat {s} runs on PREEMPT_RT"), st.rc == 0, format!("exit {}", st.rc));
+        sum.claim(
+            format!("probe: lowlat {s} runs on PREEMPT_RT"),
+            st.rc == 0,
+            format!("exit {}", st.rc),
+        );
     }
 
     // ---- on the host: plan from the snapshot, render three ways
@@ -275,14 +297,38 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
     let bls_in = host.join("lab.conf");
     std::fs::write(&bls_in, sample_bls())?;
     let bls_dir = host.join("bls");
-    lowlat(bin, &["render", "--plan", pathstr, "bls", "--input", bls_in.to_str().unwrap_or_default(), "-o", bls_dir.to_str().unwrap_or_default()])?;
+    lowlat(
+        bin,
+        &[
+            "render",
+            "--plan",
+            pathstr,
+            "bls",
+            "--input",
+            bls_in.to_str().unwrap_or_default(),
+            "-o",
+            bls_dir.to_str().unwrap_or_default(),
+        ],
+    )?;
     let bls_file = rendered_file(&bls_dir, ".conf")?;
     let bls_line = bls_options(&std::fs::read_to_string(&bls_file)?)
         .with_context(|| format!("{} has no options line", bls_file.display()))?;
     let grub_in = host.join("grub");
     std::fs::write(&grub_in, sample_grub())?;
     let grub_dir = host.join("grub-out");
-    lowlat(bin, &["render", "--plan", pathstr, "grub", "--input", grub_in.to_str().unwrap_or_default(), "-o", grub_dir.to_str().unwrap_or_default()])?;
+    lowlat(
+        bin,
+        &[
+            "render",
+            "--plan",
+            pathstr,
+            "grub",
+            "--input",
+            grub_in.to_str().unwrap_or_default(),
+            "-o",
+            grub_dir.to_str().unwrap_or_default(),
+        ],
+    )?;
     let grub_file = rendered_file(&grub_dir, "grub")?;
     let grub_line = grub_cmdline(&std::fs::read_to_string(&grub_file)?)
         .with_context(|| format!("{} has no GRUB_CMDLINE_LINUX", grub_file.display()))?;
@@ -308,8 +354,10 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
     // Booted with the rendered arguments, before apply: every boot effect is there.
     for g in [&b1, &b2, &b3] {
         let r = report(g, "verify-booted.json")?;
-        let bad: BTreeSet<String> =
-            set(BOOT_EFFECTS).into_iter().filter(|id| status_of(&r, id) != Some(Status::Pass)).collect();
+        let bad: BTreeSet<String> = set(BOOT_EFFECTS)
+            .into_iter()
+            .filter(|id| status_of(&r, id) != Some(Status::Pass))
+            .collect();
         sum.claim(
             format!("{}: every boot check passes before apply", g.name),
             bad.is_empty(),
@@ -323,8 +371,10 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
 
     // The same plan without the arguments: those checks fail, each with its fix.
     let bare = report(&b4, "verify-booted.json")?;
-    let not_failed: BTreeSet<String> =
-        set(BARE_FAILS).into_iter().filter(|id| status_of(&bare, id) != Some(Status::Fail)).collect();
+    let not_failed: BTreeSet<String> = set(BARE_FAILS)
+        .into_iter()
+        .filter(|id| status_of(&bare, id) != Some(Status::Fail))
+        .collect();
     sum.claim(
         "bare boot: the boot checks fail",
         not_failed.is_empty(),
@@ -334,9 +384,17 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
             format!("not failing: {}", show(&bare, &not_failed))
         },
     );
-    let no_fix: Vec<String> =
-        bare.checks.iter().filter(|c| c.status == Status::Fail && c.fix.is_none()).map(|c| c.id.clone()).collect();
-    sum.claim("bare boot: every failure names its fix", no_fix.is_empty(), format!("without a fix: {no_fix:?}"));
+    let no_fix: Vec<String> = bare
+        .checks
+        .iter()
+        .filter(|c| c.status == Status::Fail && c.fix.is_none())
+        .map(|c| c.id.clone())
+        .collect();
+    sum.claim(
+        "bare boot: every failure names its fix",
+        no_fix.is_empty(),
+        format!("without a fix: {no_fix:?}"),
+    );
 
     for g in [&b1, &b4] {
         let applied = report(g, "verify-applied.json")?;
@@ -370,14 +428,19 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
                 .checks
                 .iter()
                 .filter(|c| {
-                    c.status == Status::Fail && !c.fix.as_deref().is_some_and(|f| f.contains("lowlat render"))
+                    c.status == Status::Fail
+                        && !c.fix.as_deref().is_some_and(|f| f.contains("lowlat render"))
                 })
                 .map(|c| format!("{}: {:?}", c.id, c.fix))
                 .collect();
             sum.claim(
                 "bare boot after apply: each failure's fix renders the arguments and reboots",
                 wrong_fix.is_empty(),
-                if wrong_fix.is_empty() { "every fix names `lowlat render`".into() } else { wrong_fix.join("; ") },
+                if wrong_fix.is_empty() {
+                    "every fix names `lowlat render`".into()
+                } else {
+                    wrong_fix.join("; ")
+                },
             );
         }
         let before = parse_state(&g.read("state-before.txt")?);
@@ -394,7 +457,11 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
             format!("{}: revert restores byte for byte", g.name),
             left.is_empty() && g.step("revert")?.rc == 0,
             if left.is_empty() {
-                format!("{} files and the allowed CPUs of {} tasks as before", before.files.len(), before.tasks.len())
+                format!(
+                    "{} files and the allowed CPUs of {} tasks as before",
+                    before.files.len(),
+                    before.tasks.len()
+                )
             } else {
                 left.join("; ")
             },
@@ -427,13 +494,18 @@ mod tests {
     fn boot_loader_lines_are_read_as_the_loader_would() {
         assert_eq!(bls_options("title x\noptions  a=1 b\n").as_deref(), Some("a=1 b"));
         assert_eq!(bls_options("optionsfoo x\n"), None);
-        assert_eq!(grub_cmdline("GRUB_CMDLINE_LINUX=\"a \\\"b\\\" \\$c\"\n").as_deref(), Some("a \"b\" $c"));
+        assert_eq!(
+            grub_cmdline("GRUB_CMDLINE_LINUX=\"a \\\"b\\\" \\$c\"\n").as_deref(),
+            Some("a \"b\" $c")
+        );
         assert_eq!(grub_cmdline("GRUB_CMDLINE_LINUX='x y'\n").as_deref(), Some("x y"));
     }
 
     #[test]
     fn state_diff_compares_files_and_surviving_tasks() {
-        let a = parse_state("/proc/irq/default_smp_affinity\tff\ntask 1 init\t0-7\ntask 99 kworker/u16:1\t0-7\n");
+        let a = parse_state(
+            "/proc/irq/default_smp_affinity\tff\ntask 1 init\t0-7\ntask 99 kworker/u16:1\t0-7\n",
+        );
         let b = parse_state("/proc/irq/default_smp_affinity\t33\ntask 1 init\t0-1,4-5\ntask 100 kworker/u16:2\t0-7\n");
         let c = parse_state("/proc/irq/default_smp_affinity\tff\ntask 1 init\t0-7\ntask 99 kworker/u16:1-events\t0-7\n");
         assert!(state_diff(&a, &c).is_empty(), "a kworker's new comm is not a change");

@@ -61,7 +61,11 @@ impl Topology {
                 a.push("-object".into());
                 a.push(format!("memory-backend-ram,id=m{s},size={mem}M"));
                 a.push("-numa".into());
-                a.push(format!("node,nodeid={s},cpus={}-{},memdev=m{s}", s * per, s * per + per - 1));
+                a.push(format!(
+                    "node,nodeid={s},cpus={}-{},memdev=m{s}",
+                    s * per,
+                    s * per + per - 1
+                ));
             }
         }
         a
@@ -159,14 +163,20 @@ impl Machine {
         c.arg("-append").arg(&spec.append);
         c.arg("-serial").arg(format!("file:{}", console.display()));
         c.arg("-drive").arg(format!("file={},if=none,id=d0,format=raw", self.disk.display()));
-        c.arg("-device").arg(format!("virtio-blk-pci,drive=d0,num-queues={}", self.topology.cpus()));
+        c.arg("-device")
+            .arg(format!("virtio-blk-pci,drive=d0,num-queues={}", self.topology.cpus()));
         c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         c
     }
 
     /// Boot once and wait for the guest to power off (or the time limit). `init_deadline`:
     /// give up early when the guest has not reached its /init by then (the KVM probe).
-    pub fn boot(&self, spec: &BootSpec, dir: &Path, init_deadline: Option<Duration>) -> Result<Booted> {
+    pub fn boot(
+        &self,
+        spec: &BootSpec,
+        dir: &Path,
+        init_deadline: Option<Duration>,
+    ) -> Result<Booted> {
         std::fs::create_dir_all(dir)?;
         make_disk(&self.disk)?;
         let console = dir.join("console.log");
@@ -174,7 +184,9 @@ impl Machine {
         let mut cmd = self.command(spec, &console);
         std::fs::write(dir.join("qemu.txt"), format!("{cmd:?}\n"))?;
         let t0 = Instant::now();
-        let mut child = cmd.spawn().context("cannot start qemu-system-x86_64 (apt-get install qemu-system-x86)")?;
+        let mut child = cmd
+            .spawn()
+            .context("cannot start qemu-system-x86_64 (apt-get install qemu-system-x86)")?;
         let mut reached_init = false;
         let mut timed_out = false;
         loop {
@@ -213,14 +225,16 @@ fn read_pipe(child: &mut Child) -> String {
 
 fn console_has(path: &Path, needle: &str) -> bool {
     let Ok(f) = std::fs::File::open(path) else { return false };
-    BufReader::new(f).split(b'\n').map_while(Result::ok).any(|l| {
-        l.windows(needle.len()).any(|w| w == needle.as_bytes())
-    })
+    BufReader::new(f)
+        .split(b'\n')
+        .map_while(Result::ok)
+        .any(|l| l.windows(needle.len()).any(|w| w == needle.as_bytes()))
 }
 
 /// The last `n` lines of the console, for error messages.
 pub fn console_tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let text =
+        std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
