@@ -100,6 +100,7 @@ mod tests {
             breaches: Vec::new(),
             load: None,
             notes: Vec::new(),
+            tracer: None,
         };
         Doc { source: "x.json".into(), kind: Kind::Result(kind), body: Body::Latency(Box::new(r)) }
     }

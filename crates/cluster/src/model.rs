@@ -447,6 +447,7 @@ mod tests {
             breaches: vec![],
             load: None,
             notes: vec![],
+            tracer: None,
         };
         r.envelope.duration_ns = 1_000_000_000;
         std::fs::write(dir.join("timer.json"), serde_json::to_string(&r).unwrap()).unwrap();

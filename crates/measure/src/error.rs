@@ -55,6 +55,15 @@ pub enum MeasureError {
     /// budget (refused before the move when the target cannot hold RT tasks).
     #[error("RT cgroup {path}: {why}")]
     RtCgroup { path: String, why: String },
+    /// A tracefs file could not be read or written.
+    #[error("tracefs {path}: {why}")]
+    Tracer { path: String, why: String },
+    /// The tracer asked for cannot run here (not built, tracefs missing, no privilege).
+    #[error("{0}")]
+    TracerUnavailable(String),
+    /// Another tracer user shares the osnoise/timerlat settings.
+    #[error("the osnoise/timerlat tracer is in use by {who}: its settings are global, so a second run would change the first's; stop it (rtla, another lowlat) and run again")]
+    TracerBusy { who: String },
 }
 
 impl MeasureError {
@@ -66,7 +75,12 @@ impl MeasureError {
             Self::LoadSpec { .. } | Self::NoLoadCpus => Some(Input::Load),
             Self::LoadCommand { .. } => Some(Input::LoadCommand),
             Self::RtCgroup { .. } => Some(Input::RtCgroup),
-            Self::NoCpus | Self::ZeroInterval | Self::LoadThread(_) => None,
+            Self::NoCpus
+            | Self::ZeroInterval
+            | Self::LoadThread(_)
+            | Self::Tracer { .. }
+            | Self::TracerUnavailable(_)
+            | Self::TracerBusy { .. } => None,
         }
     }
 }
@@ -81,9 +95,12 @@ impl Classify for MeasureError {
             | Self::ZeroInterval
             | Self::LoadSpec { .. }
             | Self::NoLoadCpus => ExitCode::Usage,
-            Self::LoadThread(_) | Self::LoadCommand { .. } | Self::RtCgroup { .. } => {
-                ExitCode::Runtime
-            }
+            Self::LoadThread(_)
+            | Self::LoadCommand { .. }
+            | Self::RtCgroup { .. }
+            | Self::Tracer { .. }
+            | Self::TracerUnavailable(_)
+            | Self::TracerBusy { .. } => ExitCode::Runtime,
         }
     }
 }

@@ -14,6 +14,8 @@
 //!   `procstat`: per-second counters (`/proc/interrupts`, `/proc/softirqs`, context
 //!   switches) read through `host::Root` and parsed by host's parsers.
 //! - [`rt_cgroup`]: `--rt-cgroup`, the run moved into a cgroup with an RT budget and back.
+//! - [`tracer`]: the kernel's timerlat, osnoise and hwlat tracers as measuring engines (the
+//!   kernel's threads measure; lowlat reads `trace_pipe` into the same recorders and model).
 
 pub mod counter;
 mod error;
@@ -31,5 +33,6 @@ pub mod shared;
 pub mod sys;
 pub mod ticks;
 pub mod timer;
+pub mod tracer;
 
 pub use error::{Input, MeasureError};

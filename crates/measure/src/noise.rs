@@ -27,6 +27,9 @@ pub struct NoiseConfig {
     pub common: Common,
     /// Gaps at or above this are noise (default 1 µs, oslat's first bucket).
     pub noise_threshold: Duration,
+    /// Say in the result what tracefs offers for finer attribution (not when the run fell
+    /// back from `--tracer`, whose note says why already).
+    pub tracer_note: bool,
 }
 
 /// Bounds of one noise loop, in counter ticks.
@@ -204,7 +207,7 @@ pub fn tracer_note(root: &Root) -> String {
             return if has.is_empty() {
                 format!("/{dir} is mounted but offers no osnoise/timerlat tracer (CONFIG_OSNOISE_TRACER off): attribution uses /proc counters only")
             } else {
-                format!("/{dir} offers {}: for per-event attribution run `rtla osnoise top -c <cpus>` / `rtla timerlat`; lowlat attributes from /proc counters", has.join(" and "))
+                format!("/{dir} offers {}: `lowlat measure noise --tracer` attributes every gap to the IRQs, softirqs and threads that ran in it; this run attributes from /proc counters", has.join(" and "))
             };
         }
     }
@@ -240,7 +243,9 @@ pub fn run(cfg: &NoiseConfig, observer: &mut dyn Observer) -> Result<LatencyResu
     if counter.source == Source::MonotonicRaw {
         notes.push("no invariant TSC (constant_tsc + nonstop_tsc): the loop reads CLOCK_MONOTONIC_RAW, whose floor is higher".into());
     }
-    notes.push(tracer_note(&root));
+    if cfg.tracer_note {
+        notes.push(tracer_note(&root));
+    }
     if let Some(n) = rt_throttling_note(
         cfg.common.policy.is_realtime(),
         root.read_trimmed("proc/sys/kernel/sched_rt_runtime_us").ok().as_deref(),

@@ -126,6 +126,7 @@ mod tests {
             breaches: Vec::new(),
             load: None,
             notes: Vec::new(),
+            tracer: None,
         }
     }
 

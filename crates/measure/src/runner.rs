@@ -355,7 +355,7 @@ where
 }
 
 #[allow(clippy::too_many_arguments)]
-fn build(
+pub(crate) fn build(
     kind: results::Kind,
     c: &Common,
     recs: &[Recorder],
@@ -416,6 +416,7 @@ fn build(
         breaches,
         load: c.load.clone(),
         notes: notes.to_vec(),
+        tracer: None,
     }
 }
 

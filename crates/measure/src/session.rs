@@ -20,6 +20,7 @@ use crate::load::{LoadSpec, RunningLoad};
 use crate::progress::{Progress, CHECKPOINT_EVERY};
 use crate::runner::{pick_main_cpu, Common};
 use crate::select::{self, cpus_of, list};
+use crate::tracer::Mode;
 use crate::{noise, ticks as tick_test, timer};
 
 /// Run length when neither a duration nor a loop count is given.
@@ -75,6 +76,9 @@ pub struct LatencyRequest {
     pub tool: String,
     /// Run from this cgroup (for its RT budget) and move back afterwards.
     pub rt_cgroup: Option<crate::rt_cgroup::RtCgroup>,
+    /// Measure with the kernel's tracer (timer: timerlat, noise: osnoise) when it has it;
+    /// without it, lowlat's own threads measure and the result says why.
+    pub tracer: bool,
 }
 
 /// A tick test to run.
@@ -86,6 +90,19 @@ pub struct TicksRequest {
     pub main_cpu: Option<u32>,
     pub duration: Duration,
     /// Recorded as the result's `tool`.
+    pub tool: String,
+}
+
+/// A hardware/firmware latency run (`hwlat`).
+#[derive(Debug, Clone)]
+pub struct HwlatRequest {
+    /// CPUs the detector visits; default every online CPU (an SMI stalls them all; the
+    /// detector finds it on whichever it runs).
+    pub cpus: Option<CpuSelector>,
+    pub duration: Duration,
+    pub width: Duration,
+    pub window: Duration,
+    pub threshold: Duration,
     pub tool: String,
 }
 
@@ -169,16 +186,55 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         common.duration,
         req.checkpoint.clone(),
     );
-    let run = match req.kind {
-        LatencyKind::Timer { interval, loops } => {
-            timer::run(&timer::TimerConfig { common, interval, loops }, &mut progress)
+    let (mode, tracer_name) = match req.kind {
+        LatencyKind::Timer { interval, .. } => {
+            (Mode::Timerlat { period: interval }, results::tracer::TracerName::Timerlat)
         }
         LatencyKind::Noise { threshold } => {
-            noise::run(&noise::NoiseConfig { common, noise_threshold: threshold }, &mut progress)
+            (Mode::Osnoise { threshold }, results::tracer::TracerName::Osnoise)
+        }
+    };
+    let mut tracer_note = None;
+    let mut _mounted = None;
+    let tracefs_dir = if req.tracer {
+        match crate::tracer::prepare(tracer_name) {
+            Ok((dir, m)) => {
+                _mounted = m;
+                Some(dir)
+            }
+            Err(why) => {
+                tracer_note = Some(format!(
+                    "NO TRACER: {}; measured with lowlat's own threads instead",
+                    why.0
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let run = match (req.kind, tracefs_dir) {
+        (LatencyKind::Timer { interval, loops: Some(n) }, Some(dir))
+            if common.duration.is_none() =>
+        {
+            // timerlat has no loop count: the same number of periods as a duration.
+            let mut c = common;
+            c.duration = Some(interval.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX)));
+            crate::tracer::run(mode, &c, &dir, &mut progress)
+        }
+        (_, Some(dir)) => crate::tracer::run(mode, &common, &dir, &mut progress),
+        (LatencyKind::Timer { interval, loops }, None) => {
+            timer::run(&timer::TimerConfig { common, interval, loops }, &mut progress)
+        }
+        (LatencyKind::Noise { threshold }, None) => {
+            let cfg =
+                noise::NoiseConfig { common, noise_threshold: threshold, tracer_note: !req.tracer };
+            noise::run(&cfg, &mut progress)
         }
     };
     progress.finish(run.as_ref().ok());
     let mut r = run?;
+    r.notes.extend(tracer_note);
     r.notes.extend(load_note);
     if let (Some(m), Some(s)) = (&moved, r.envelope.scheduling.as_mut()) {
         s.rt_cgroup = Some(m.to.clone());
@@ -271,6 +327,46 @@ fn common(
     }
 }
 
+/// Run hwlat. Without the tracer there is nothing to fall back to: the error says why.
+pub fn hwlat(req: &HwlatRequest) -> Result<Outcome<LatencyResult>, MeasureError> {
+    util::signal::install();
+    let (_, host) = live_host();
+    let (dir, _mounted) = crate::tracer::prepare(results::tracer::TracerName::Hwlat)
+        .map_err(|u| MeasureError::TracerUnavailable(u.0))?;
+    let cpus = match &req.cpus {
+        Some(sel) => select::measured(&host, Some(sel), None, &[])?,
+        None => cpus_of(&host.online_cpus()),
+    };
+    let cfg = crate::tracer::hwlat::HwlatConfig {
+        params: serde_json::json!({
+            "kind": "hwlat",
+            "cpus": list(&cpus),
+            "duration_ns": req.duration.as_nanos() as u64,
+            "width_ns": req.width.as_nanos() as u64,
+            "window_ns": req.window.as_nanos() as u64,
+            "threshold_ns": req.threshold.as_nanos() as u64,
+        }),
+        cpus,
+        duration: req.duration,
+        width: req.width,
+        window: req.window,
+        threshold: req.threshold,
+        host: HostContext::from_host(&host),
+        tool: req.tool.clone(),
+        started_at: Some(util::time::now_rfc3339()),
+    };
+    let result = crate::tracer::hwlat::run(&cfg, &dir)?;
+    let any = result.threads.iter().any(|t| t.hwlat.as_ref().is_some_and(|h| h.samples > 0));
+    let verdict = if util::signal::interrupted() {
+        Verdict::Interrupted
+    } else if any {
+        Verdict::ThresholdReached
+    } else {
+        Verdict::Passed
+    };
+    Ok(Outcome { result, verdict })
+}
+
 /// `CONFIG_HZ` of the running kernel, from `/boot/config-RELEASE` when it is there.
 fn kernel_hz(root: &Root, host: &Host) -> Option<u32> {
     let release = host.kernel.release.as_deref()?;
@@ -322,6 +418,7 @@ mod tests {
             progress: false,
             tool: "lowlat test".into(),
             rt_cgroup: None,
+            tracer: false,
         }
     }
 

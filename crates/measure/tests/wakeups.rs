@@ -50,6 +50,7 @@ fn the_main_thread_wakes_about_once_a_second() {
             checkpoint_every: None,
         },
         noise_threshold: Duration::from_micros(1),
+        tracer_note: true,
     };
     let before = voluntary_switches();
     let r = noise::run(&cfg, &mut Quiet).unwrap();

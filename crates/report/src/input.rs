@@ -326,7 +326,7 @@ impl Doc {
             }
         }
         let empty = match &self.body {
-            Body::Latency(r) => r.threads.iter().all(|t| t.stats.count == 0),
+            Body::Latency(r) => !r.measured(),
             Body::Ticks(r) => r.cpus.is_empty(),
             Body::Fsync(r) => r.ops == 0 && r.scenarios.iter().all(|s| s.ops == 0),
             Body::Etcd(r) => r.wal_fsync.count == 0,

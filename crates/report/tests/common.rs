@@ -120,6 +120,7 @@ pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize, step: u64) -> Valu
         breaches: Vec::new(),
         load: None,
         notes: Vec::new(),
+        tracer: None,
     };
     serde_json::to_value(r).expect("result serializes")
 }

@@ -53,6 +53,7 @@ fn result(recorded: bool) -> LatencyResult {
         breaches: vec![],
         load: None,
         notes: vec![note.into()],
+        tracer: None,
     }
 }
 

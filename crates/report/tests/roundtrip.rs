@@ -70,6 +70,7 @@ fn a_lowlat_result_round_trips_through_the_report_model() {
         breaches: Vec::new(),
         load: None,
         notes: vec!["a note".into()],
+        tracer: None,
     };
     let doc = Doc::from_value("t.json", serde_json::to_value(&r).expect("json"));
     let Body::Latency(v) = &doc.body else { panic!("{:?}", doc.body) };

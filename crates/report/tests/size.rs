@@ -62,6 +62,7 @@ fn day_result(kind: results::Kind) -> Value {
         breaches: Vec::new(),
         load: None,
         notes: Vec::new(),
+        tracer: None,
     };
     serde_json::to_value(r).expect("result serializes")
 }

@@ -35,6 +35,10 @@ pub struct LatencyResult {
     /// Things a reader must know (no real-time, VM, tracer unavailable, …).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The kernel tracer that measured (timerlat, osnoise, hwlat); absent when lowlat's own
+    /// threads did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer: Option<crate::tracer::TracerRun>,
 }
 
 /// Most series points (both series, all threads) a result written by lowlat holds: about
@@ -141,6 +145,18 @@ pub struct ThreadResult {
     /// The worst seconds with what the CPU was doing then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_seconds: Vec<Attribution>,
+    /// timerlat: the IRQ-context latency (the thread context is this thread's stats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq: Option<crate::tracer::IrqLatency>,
+    /// osnoise: the periods summed and the noise by source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osnoise: Option<crate::tracer::OsnoiseCpu>,
+    /// osnoise: the longest gaps with what ran inside them (at most `tracer::MAX_GAPS`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaps: Vec<crate::tracer::Gap>,
+    /// hwlat: inner/outer maxima and NMIs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hwlat: Option<crate::tracer::HwlatCpu>,
 }
 
 /// A sample at or above the threshold.
@@ -164,6 +180,27 @@ pub fn worst_breaches(mut all: Vec<Breach>, n: usize) -> Vec<Breach> {
 }
 
 impl LatencyResult {
+    /// Whether the result holds evidence to judge: samples for lowlat's threads and timerlat;
+    /// a completed osnoise period (no gap at or above the threshold is the best osnoise
+    /// result, not an empty one); a full hwlat window (no sample is hwlat's best result).
+    pub fn measured(&self) -> bool {
+        let samples = self.threads.iter().any(|t| t.stats.count > 0);
+        match self.tracer.as_ref().and_then(|t| t.name) {
+            Some(crate::tracer::TracerName::Osnoise) => {
+                samples
+                    || self
+                        .threads
+                        .iter()
+                        .any(|t| t.osnoise.as_ref().is_some_and(|o| o.periods > 0))
+            }
+            Some(crate::tracer::TracerName::Hwlat) => {
+                let window_ns = self.tracer.as_ref().and_then(|t| t.period_us).unwrap_or(1) * 1000;
+                samples || self.envelope.duration_ns >= window_ns
+            }
+            _ => samples,
+        }
+    }
+
     /// Every breach of the run: the per-thread counts when known, else the listed ones.
     pub fn breach_total(&self) -> u64 {
         let counted: Option<u64> =
@@ -377,6 +414,7 @@ mod tests {
             breaches: Vec::new(),
             load: None,
             notes: Vec::new(),
+            tracer: None,
         };
         let mut v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["series_step_s"], 120);

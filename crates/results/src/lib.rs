@@ -7,6 +7,7 @@ pub mod fsync;
 pub mod histogram;
 pub mod import;
 pub mod latency;
+pub mod tracer;
 
 use serde::{Deserialize, Serialize};
 

@@ -23,6 +23,8 @@ pub enum Command {
     Timer(TimerArgs),
     /// OS noise per CPU with attribution (oslat semantics).
     Noise(NoiseArgs),
+    /// Hardware/firmware latency with the kernel's hwlat tracer (hwlatdetect semantics).
+    Hwlat(HwlatArgs),
     /// Timer ticks and interrupt rates on CPUs kept busy (the "pig" test).
     Ticks(TicksArgs),
     /// etcd-style write + fdatasync latency, optionally under interference.
@@ -103,6 +105,11 @@ pub struct TimerArgs {
     #[arg(long, short = 'H', value_name = "N", requires = "cyclictest",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub histogram: Option<u32>,
+    /// Measure with the kernel's timerlat tracer (IRQ and thread latency per CPU, as rtla
+    /// timerlat reports them). Without the tracer (CONFIG_TIMERLAT_TRACER), lowlat's own
+    /// threads measure and the result says so.
+    #[arg(long)]
+    pub tracer: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -112,6 +119,38 @@ pub struct NoiseArgs {
     /// Gaps at or above this count as noise: `1us` default (oslat's first bucket).
     #[arg(long, default_value = "1us", value_parser = parse_latency)]
     pub noise_threshold: Duration,
+    /// Measure with the kernel's osnoise tracer: noise by source (HW, NMI, IRQ, softirq,
+    /// thread) and, for every gap at or above --noise-threshold, the IRQs and threads that ran
+    /// in it. Without the tracer, lowlat's own threads measure and the result says so.
+    #[arg(long)]
+    pub tracer: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  lowlat measure hwlat -D 60s                   # every CPU in turn, samples above 10 µs
+  lowlat measure hwlat -a 2-5 --threshold 5us --json hwlat.json
+
+Needs root and a kernel with CONFIG_HWLAT_TRACER. Exit 1 when any sample is above the
+threshold. tracefs is left as it was found, also after Ctrl-C.")]
+pub struct HwlatArgs {
+    /// CPUs the detector visits in turn (default: every online CPU).
+    #[arg(long, short = 'a')]
+    pub cpus: Option<CpuSelector>,
+    /// Run length (default 30s).
+    #[arg(long, short = 'D', default_value = "30s", value_parser = span)]
+    pub duration: Duration,
+    /// Interrupts-off time per window (hwlatdetect --width; default 500ms).
+    #[arg(long, default_value = "500ms", value_parser = span)]
+    pub width: Duration,
+    /// Window length (hwlatdetect --window; default 1s).
+    #[arg(long, default_value = "1s", value_parser = span)]
+    pub window: Duration,
+    /// Report gaps above this (hwlatdetect --threshold; default 10us, bare number = µs).
+    #[arg(long, default_value = "10us", value_parser = parse_latency)]
+    pub threshold: Duration,
+    #[command(flatten)]
+    pub shown: Shown,
 }
 
 #[derive(Debug, clap::Args)]
@@ -132,12 +171,25 @@ pub struct TicksArgs {
 /// Run `lowlat measure …`.
 pub fn run(cmd: Command) -> Result<ExitCode> {
     let tool = format!("lowlat {}", super::VERSION);
-    let (run, kind, cyclictest) = match cmd {
+    let (run, kind, cyclictest, tracer) = match cmd {
         Command::Timer(a) => {
             let kind = LatencyKind::Timer { interval: a.interval, loops: a.loops };
-            (a.run, kind, a.cyclictest.then_some(a.histogram))
+            (a.run, kind, a.cyclictest.then_some(a.histogram), a.tracer)
         }
-        Command::Noise(a) => (a.run, LatencyKind::Noise { threshold: a.noise_threshold }, None),
+        Command::Noise(a) => {
+            (a.run, LatencyKind::Noise { threshold: a.noise_threshold }, None, a.tracer)
+        }
+        Command::Hwlat(a) => {
+            let req = measure::session::HwlatRequest {
+                cpus: a.cpus,
+                duration: a.duration,
+                width: a.width,
+                window: a.window,
+                threshold: a.threshold,
+                tool,
+            };
+            return a.shown.show(session::hwlat(&req).map_err(flagged)?, table::latency);
+        }
         Command::Ticks(a) => {
             let req =
                 TicksRequest { cpus: a.cpus, main_cpu: a.main_cpu, duration: a.duration, tool };
@@ -163,6 +215,7 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         progress: !quiet,
         tool,
         rt_cgroup: run.rt_cgroup,
+        tracer,
     };
     let out = session::latency(&req).map_err(flagged)?;
     run.shown.show(out, |r| match cyclictest {

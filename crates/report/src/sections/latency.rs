@@ -155,7 +155,14 @@ pub(crate) fn load_text(l: &LoadInfo) -> String {
 pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     let Body::Latency(r) = &doc.body else { return Vec::new() };
     let noise = r.envelope.kind == results::Kind::Noise;
-    let (id, title) = if noise { ("noise", "OS noise") } else { ("timer", "Timer latency") };
+    let tracer = r.tracer.as_ref().and_then(|t| t.name);
+    let (id, title) = match (tracer, noise) {
+        (Some(results::tracer::TracerName::Hwlat), _) => ("hwlat", "Hardware latency (hwlat)"),
+        (Some(results::tracer::TracerName::Osnoise), _) => ("noise", "OS noise (osnoise)"),
+        (Some(results::tracer::TracerName::Timerlat), _) => ("timer", "Timer latency (timerlat)"),
+        (None, true) => ("noise", "OS noise"),
+        (None, false) => ("timer", "Timer latency"),
+    };
     let env = &r.envelope;
     let thr =
         threshold(r, if noise { ctx.opts.noise_threshold_ns } else { ctx.opts.timer_threshold_ns });
@@ -184,7 +191,48 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     let worst = threads.iter().filter(|t| max_ns(t).is_some()).max_by_key(|t| max_ns(t));
     let overruns = threads.iter().fold(0u64, |a, t| a.saturating_add(t.overruns));
     let samples = threads.iter().fold(0u64, |a, t| a.saturating_add(t.stats.count));
-    if let Some(w) = worst {
+    let virt_note = ctx
+        .virtualized
+        .as_ref()
+        .map(|h| format!(" — virtualized ({h}): host noise included"))
+        .unwrap_or_default();
+    if tracer == Some(results::tracer::TracerName::Hwlat) {
+        // hwlatdetect's verdict: any window with a gap above the detector's threshold fails.
+        let t = r.tracer.as_ref();
+        let det = t.and_then(|t| t.threshold_ns).unwrap_or(thr);
+        let window_us = t.and_then(|t| t.period_us).unwrap_or(0);
+        let windows = if window_us > 0 { env.duration_ns / (window_us * 1000) } else { 0 };
+        let n: u64 = threads.iter().filter_map(|t| t.hwlat.as_ref()).map(|h| h.samples).sum();
+        let text = match worst {
+            Some(w) if n > 0 => format!(
+                "{title}: {} window(s) of {} above {}, worst {} on {}{virt_note}",
+                fmt_count(n),
+                fmt_count(windows),
+                fmt_ns(det),
+                fmt_ns(w.stats.max_ns),
+                cpu_name(r, w)
+            ),
+            _ => format!(
+                "{title}: no gap above {} in {} windows over {} CPUs",
+                fmt_ns(det),
+                fmt_count(windows),
+                threads.len()
+            ),
+        };
+        headlines.push(Headline::new(if n > 0 { Verdict::Fail } else { Verdict::Pass }, text));
+    } else if tracer == Some(results::tracer::TracerName::Osnoise) && worst.is_none() {
+        let periods: u64 =
+            threads.iter().filter_map(|t| t.osnoise.as_ref()).map(|o| o.periods).sum();
+        headlines.push(Headline::new(
+            Verdict::Pass,
+            format!(
+                "{title}: no gap at or above {} in {} periods on {} CPUs",
+                fmt_ns(r.tracer.as_ref().and_then(|t| t.threshold_ns).unwrap_or(0)),
+                fmt_count(periods),
+                threads.len()
+            ),
+        ));
+    } else if let Some(w) = worst {
         let max = w.stats.max_ns;
         let mut v = if max < thr { Verdict::Pass } else { Verdict::Fail };
         if v == Verdict::Pass && overruns > 0 && !noise {
@@ -194,15 +242,13 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         if v == Verdict::Pass && not_rt.is_some() {
             v = Verdict::Warn;
         }
-        let virt = ctx
-            .virtualized
-            .as_ref()
-            .map(|h| format!(" — virtualized ({h}): host noise included"))
-            .unwrap_or_default();
+        let virt = &virt_note;
+        let what =
+            if tracer == Some(results::tracer::TracerName::Osnoise) { "gaps" } else { "samples" };
         headlines.push(Headline::new(
             v,
             format!(
-                "{title}: {}{} {} on {} ({} {}), {} samples on {} CPU{}{}{virt}",
+                "{title}: {}{} {} on {} ({} {}), {} {what} on {} CPU{}{}{virt}",
                 r.not_realtime_short().map(|n| format!("{n} — ")).unwrap_or_default(),
                 if env.partial { "worst seen" } else { "worst" },
                 fmt_ns(max),
@@ -223,7 +269,9 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     blocks.push(Block::Paragraph {
         text: format!(
             "{}. Run: {run}. Verdict: every CPU's maximum must be strictly below {}.",
-            if noise {
+            if let Some(s) = super::tracer::semantics(r) {
+                s
+            } else if noise {
                 format!(
                     "Noise: gaps in a pinned busy loop{} (oslat semantics), i.e. time the CPU was taken away",
                     ran.map(|p| format!(" under {}", p.kernel_name())).unwrap_or_default()
@@ -256,6 +304,7 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     } else {
         blocks.push(Block::Table(percentile_table(r, &threads, thr, noise)));
     }
+    blocks.extend(super::tracer::blocks(r, &threads));
     for n in &r.notes {
         blocks.push(Block::Note(Note { verdict: Verdict::Warn, text: n.clone() }));
     }

@@ -11,6 +11,7 @@ mod inspect;
 pub(crate) mod latency;
 mod ticks;
 mod topology;
+mod tracer;
 pub(crate) mod verify;
 mod watch;
 

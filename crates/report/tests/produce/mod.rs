@@ -203,6 +203,7 @@ fn timer(host: &host::Host, runs: &[Run], secs: u64, threshold_us: Option<u64>) 
             exit: None,
         }),
         notes: Vec::new(),
+        tracer: None,
     }
 }
 
@@ -258,6 +259,7 @@ fn noise(host: &host::Host, runs: &[Run]) -> LatencyResult {
         breaches: Vec::new(),
         load: None,
         notes: Vec::new(),
+        tracer: None,
     }
 }
 

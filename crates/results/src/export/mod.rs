@@ -2,3 +2,4 @@
 
 pub mod cyclictest;
 pub mod table;
+pub mod tracer;

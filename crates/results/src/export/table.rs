@@ -88,6 +88,7 @@ pub fn latency(r: &LatencyResult) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&super::tracer::section(r));
     for t in &r.threads {
         for w in t.worst_seconds.iter().take(3) {
             let _ = writeln!(out, "  {}", w.text);

@@ -427,6 +427,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes,
+        tracer: None,
     })
 }
 
@@ -573,6 +574,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes,
+        tracer: None,
     })
 }
 

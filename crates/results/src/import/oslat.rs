@@ -271,6 +271,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes,
+        tracer: None,
     })
 }
 
@@ -372,6 +373,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         breaches: Vec::new(),
         load: None,
         notes: notes(),
+        tracer: None,
     })
 }
 
