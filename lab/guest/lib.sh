@@ -2,13 +2,16 @@
 
 # step NAME CMD... — run CMD, keep its stdout in NAME.out and stderr in NAME.err, append
 # "NAME RC SECONDS" to steps.txt. Never stops the job: the host judges each step.
+# Each step is also announced on the console (ttyS0), so a boot that hangs shows where.
 step() {
     _name=$1
     shift
     _t0=$(date +%s)
+    echo "LOWLAT-LAB-STEP $_name: $*" >/dev/console
     "$@" >"/out/$_name.out" 2>"/out/$_name.err"
     _rc=$?
     echo "$_name $_rc $(($(date +%s) - _t0))" >>/out/steps.txt
+    echo "LOWLAT-LAB-STEP $_name: rc $_rc" >/dev/console
     echo "step $_name: rc $_rc"
     return 0
 }

@@ -86,9 +86,14 @@ fn deb(dir: &Path, pkg: &str) -> Result<PathBuf> {
         return Ok(p);
     }
     eprintln!("[rtlab] apt-get download {pkg}");
-    let got = run(Command::new("apt-get").arg("download").arg(pkg).current_dir(dir));
-    if let Err(e) = got {
-        bail!("{e:#}\n(`apt-get update` first if the package lists are missing; the lab needs Debian's archive)");
+    let download = || run(Command::new("apt-get").arg("download").arg(pkg).current_dir(dir));
+    if let Err(first) = download() {
+        // A fresh machine may have no package lists (or stale ones naming removed versions).
+        eprintln!("[rtlab] apt-get download {pkg} failed; apt-get update, then once more");
+        let updated = run(Command::new("apt-get").args(["update", "-qq"]));
+        if let Err(e) = updated.and_then(|_| download()) {
+            bail!("{e:#}\n(first try: {first:#}; the lab needs Debian's archive: apt-get update, and a sources.list with bookworm)");
+        }
     }
     find()?
         .with_context(|| format!("apt-get download {pkg} left no {pkg}_*.deb in {}", dir.display()))

@@ -167,8 +167,11 @@ impl Lab {
             if booted.timed_out { " (TIMED OUT)" } else { "" }
         );
         let out = dir.join("out");
-        let disk = std::fs::File::open(&self.machine.disk)?;
-        payload::unpack(std::io::BufReader::new(disk), &out).with_context(|| {
+        let disk_path = crate::qemu::disk_of(&booted.dir);
+        let disk = std::fs::File::open(&disk_path)?;
+        let unpacked = payload::unpack(std::io::BufReader::new(disk), &out);
+        let _ = std::fs::remove_file(&disk_path); // 256 MiB sparse, per boot
+        unpacked.with_context(|| {
             format!(
                 "boot {name}: no result from the guest{}; console ({}):\n{}",
                 if booted.timed_out {

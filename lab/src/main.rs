@@ -6,9 +6,11 @@ mod cpio;
 mod fetch;
 mod image;
 mod lab;
+mod parity;
 mod payload;
 mod proof;
 mod qemu;
+mod tracers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -44,6 +46,20 @@ enum Cmd {
         /// Skip the tracer measurements and the rtla comparison.
         #[arg(long)]
         no_tracers: bool,
+        /// Rounds of the interleaved lowlat / rtla comparison.
+        #[arg(long, default_value_t = 2)]
+        rounds: u32,
+        /// Seconds of each run of the comparison.
+        #[arg(long, default_value_t = 10)]
+        seconds: u32,
+    },
+    /// Only the tracer boot (after the probe boot that plans): the rtla comparison, for
+    /// bench/tracers-vs-rtla.sh.
+    Parity {
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+        #[arg(long, default_value_t = 20)]
+        seconds: u32,
     },
     /// Fetch and unpack the Debian packages only.
     Fetch,
@@ -128,9 +144,17 @@ fn real_main(cli: Cli) -> Result<bool> {
     tools()?;
     let dir = if cli.dir.is_absolute() { cli.dir.clone() } else { repo_root().join(&cli.dir) };
     std::fs::create_dir_all(&dir)?;
+    // One lab at a time per directory: boots share the base image and the run directory.
+    let lock = std::fs::File::create(dir.join("lock"))?;
+    // SAFETY: flock on a file descriptor this process owns; no memory is involved.
+    if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX | libc::LOCK_NB) }
+        != 0
+    {
+        bail!("another rtlab runs in {} (its lock file is held)", dir.display());
+    }
     let pk = fetch::fetch(&dir.join("cache"))?;
     eprintln!("[rtlab] kernel {} ({})", pk.kernel_package, pk.kernel_version);
-    let cmd = cli.cmd.unwrap_or(Cmd::Run { no_tracers: false });
+    let cmd = cli.cmd.unwrap_or(Cmd::Run { no_tracers: false, rounds: 2, seconds: 10 });
     if matches!(cmd, Cmd::Fetch) {
         return Ok(true);
     }
@@ -151,12 +175,10 @@ fn real_main(cli: Cli) -> Result<bool> {
     }
     let base = dir.join("base.cpio");
     image::base(&pk, &stripped, &base)?;
-    let disk = dir.join("disk.img");
     let machine = qemu::Machine {
         vmlinuz: pk.vmlinuz.clone(),
         topology: qemu::Topology::SMT_NUMA,
         accel: qemu::Accel::Tcg,
-        disk,
     };
     let accel = cli.accel;
     let mut lab = lab::Lab::new(dir.join("run"), base, machine, accel);
@@ -181,6 +203,11 @@ fn real_main(cli: Cli) -> Result<bool> {
             }
             Ok(true)
         }
-        Cmd::Run { no_tracers } => proof::run(&mut lab, &pk, &lowlat, !no_tracers),
+        Cmd::Run { no_tracers, rounds, seconds } => {
+            proof::run(&mut lab, &pk, &lowlat, (!no_tracers).then_some((rounds, seconds)), false)
+        }
+        Cmd::Parity { rounds, seconds } => {
+            proof::run(&mut lab, &pk, &lowlat, Some((rounds, seconds)), true)
+        }
     }
 }

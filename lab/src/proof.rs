@@ -81,6 +81,9 @@ pub struct Summary {
     pub claims: Vec<Claim>,
     pub passed: bool,
     pub wall_s: f64,
+    /// The tracer boot's numbers (when it ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracers: Option<crate::tracers::TracerReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -92,13 +95,18 @@ pub struct BootRecord {
 }
 
 impl Summary {
-    fn claim(&mut self, name: impl Into<String>, ok: bool, detail: impl Into<String>) -> bool {
+    pub(crate) fn claim(
+        &mut self,
+        name: impl Into<String>,
+        ok: bool,
+        detail: impl Into<String>,
+    ) -> bool {
         let c = Claim { name: name.into(), ok, detail: detail.into() };
         eprintln!("[rtlab] {} {}: {}", if ok { "ok  " } else { "FAIL" }, c.name, c.detail);
         self.claims.push(c);
         ok
     }
-    fn boot(&mut self, g: &Guest) {
+    pub(crate) fn boot(&mut self, g: &Guest) {
         self.boots.push(BootRecord {
             name: g.name.clone(),
             cmdline: std::fs::read_to_string(g.booted.dir.join("cmdline.txt"))
@@ -112,7 +120,7 @@ impl Summary {
 }
 
 /// Run lowlat on the host; its stdout.
-fn lowlat(bin: &Path, args: &[&str]) -> Result<String> {
+pub(crate) fn lowlat(bin: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new(bin)
         .args(args)
         .output()
@@ -230,6 +238,48 @@ pub fn state_diff(a: &State, b: &State) -> Vec<String> {
     d
 }
 
+/// What is particular to PREEMPT_RT in the runtime round trip: every IRQ handler is a
+/// thread (judged with its IRQ, never moved alone), the per-CPU ktimers / ksoftirqd / rcuc
+/// threads stay where the kernel put them, and RT throttling goes off and back.
+fn rt_claims(sum: &mut Summary, applied: &Report, before: &State, after: &State, reverted: &State) {
+    let threads = applied.get("irq-threads");
+    sum.claim(
+        "PREEMPT_RT: threaded IRQ handlers are judged with their IRQs after apply",
+        threads.is_some_and(|c| matches!(c.status, Status::Pass | Status::ExpectedResidue)),
+        threads.map_or("no irq-threads check".into(), |c| {
+            format!("{}: {}", c.status.as_str(), c.evidence.join(" / "))
+        }),
+    );
+    let per_cpu = ["ktimers/", "ksoftirqd/", "rcuc/"];
+    let mut seen = 0;
+    let mut moved = Vec::new();
+    for (pid, v) in &before.tasks {
+        let comm = v.split('\t').next().unwrap_or("");
+        if per_cpu.iter().any(|p| comm.starts_with(p)) {
+            seen += 1;
+            if after.tasks.get(pid).is_some_and(|w| w != v) {
+                moved.push(format!("{comm} ({pid})"));
+            }
+        }
+    }
+    sum.claim(
+        "PREEMPT_RT: ktimers, ksoftirqd and rcuc threads stay on their CPUs through apply",
+        seen > 0 && moved.is_empty(),
+        if moved.is_empty() {
+            format!("{seen} per-CPU threads untouched")
+        } else {
+            format!("moved: {}", moved.join(", "))
+        },
+    );
+    let key = "/proc/sys/kernel/sched_rt_runtime_us";
+    let (b, a, r) = (before.files.get(key), after.files.get(key), reverted.files.get(key));
+    sum.claim(
+        "PREEMPT_RT: sched_rt_runtime_us -1 after apply, as found after revert",
+        a.map(String::as_str) == Some("-1") && b.is_some() && b == r,
+        format!("before {b:?}, applied {a:?}, reverted {r:?}"),
+    );
+}
+
 fn sample_bls() -> String {
     format!(
         "title Debian GNU/Linux 12 (PREEMPT_RT lab)\nversion 6.1-rt\nlinux /vmlinuz-rt\ninitrd /initrd.img-rt\noptions {BASE_ARGS} root=/dev/vda ro\n"
@@ -251,7 +301,15 @@ fn rendered_file(dir: &Path, suffix: &str) -> Result<PathBuf> {
     bail!("no *{suffix} in {}", dir.display())
 }
 
-pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bool> {
+/// The whole lab; `tracers`: the comparison's rounds and seconds (none: skipped);
+/// `tracers_only`: the probe and the tracer boot only (the bench).
+pub fn run(
+    lab: &mut Lab,
+    pk: &Packages,
+    bin: &Path,
+    tracers: Option<(u32, u32)>,
+    tracers_only: bool,
+) -> Result<bool> {
     let t0 = Instant::now();
     let mut sum = Summary {
         kernel_package: pk.kernel_package.clone(),
@@ -334,6 +392,20 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
         .with_context(|| format!("{} has no GRUB_CMDLINE_LINUX", grub_file.display()))?;
     let plan_bytes = std::fs::read(&plan_path)?;
     let files = vec![("plan.yaml".to_string(), plan_bytes)];
+    if tracers_only {
+        if let Some((rounds, seconds)) = tracers {
+            sum.tracers = Some(crate::tracers::prove(
+                lab,
+                &mut sum,
+                bin,
+                &cmdline,
+                &plan.isolated,
+                rounds,
+                seconds,
+            )?);
+        }
+        return finish(lab, sum, t0);
+    }
 
     // ---- boot 1: `render cmdline`, then the runtime tier round trip
     let b1 = lab.boot("1-cmdline", &cmdline, false, TIERS, &files, limit)?;
@@ -446,6 +518,9 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
         let before = parse_state(&g.read("state-before.txt")?);
         let applied_s = parse_state(&g.read("state-applied.txt")?);
         let reverted = parse_state(&g.read("state-reverted.txt")?);
+        if g.name == b1.name {
+            rt_claims(&mut sum, &applied, &before, &applied_s, &reverted);
+        }
         let changed = state_diff(&before, &applied_s);
         let left = state_diff(&before, &reverted);
         sum.claim(
@@ -467,8 +542,21 @@ pub fn run(lab: &mut Lab, pk: &Packages, bin: &Path, tracers: bool) -> Result<bo
             },
         );
     }
-    let _ = tracers;
+    if let Some((rounds, seconds)) = tracers {
+        sum.tracers = Some(crate::tracers::prove(
+            lab,
+            &mut sum,
+            bin,
+            &cmdline,
+            &plan.isolated,
+            rounds,
+            seconds,
+        )?);
+    }
+    finish(lab, sum, t0)
+}
 
+fn finish(lab: &Lab, mut sum: Summary, t0: Instant) -> Result<bool> {
     sum.hung_and_retried = lab.hung.clone();
     sum.wall_s = t0.elapsed().as_secs_f64();
     sum.passed = sum.claims.iter().all(|c| c.ok);

@@ -4,7 +4,7 @@
 //! `console.log`; the guest writes its `/out` as a tar onto the virtio disk, which
 //! [`crate::payload`] reads back.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -87,7 +87,12 @@ impl Accel {
             Accel::Kvm => vec!["-accel", "kvm", "-cpu", "host"],
             // `vendor=GenuineIntel`: with TCG's default AMD identity the guest kernel sees no
             // SMT siblings (no topoext); Intel's leaf 0xB gives it the -smp threads.
-            Accel::Tcg => vec!["-accel", "tcg,thread=multi", "-cpu", "max,vendor=GenuineIntel"],
+            // `thread=single`: under multi-threaded TCG the guest livelocked in the kernel's
+            // code patching (every vCPU in asm_exc_int3 / NMI exit, read from the monitor)
+            // when tracepoints were switched while osnoise ran — 8 of 17 boots with osnoise and
+            // its events hung (rtla -e osnoise too), none of 12 single-threaded; on 2 host
+            // cores single-threaded is no slower (docs/LAB.md).
+            Accel::Tcg => vec!["-accel", "tcg,thread=single", "-cpu", "max,vendor=GenuineIntel"],
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -148,8 +153,12 @@ pub struct Machine {
     pub vmlinuz: PathBuf,
     pub topology: Topology,
     pub accel: Accel,
-    /// A small raw disk for the virtio-blk device (multi-queue: managed IRQs).
-    pub disk: PathBuf,
+}
+
+/// The raw disk of the boot whose files are in `dir`: the guest's virtio-blk device
+/// (multi-queue: managed IRQs) and the way its results come back.
+pub fn disk_of(dir: &Path) -> PathBuf {
+    dir.join("disk.img")
 }
 
 impl Machine {
@@ -162,7 +171,14 @@ impl Machine {
         c.arg("-initrd").arg(&spec.initrd);
         c.arg("-append").arg(&spec.append);
         c.arg("-serial").arg(format!("file:{}", console.display()));
-        c.arg("-drive").arg(format!("file={},if=none,id=d0,format=raw", self.disk.display()));
+        // The monitor, for a hung guest's last words (sysrq: every CPU's and every blocked
+        // task's stack on the console before it is killed).
+        if let Some(dir) = console.parent() {
+            c.arg("-monitor")
+                .arg(format!("unix:{},server,nowait", dir.join("monitor.sock").display()));
+        }
+        let disk = console.parent().map(disk_of).unwrap_or_else(|| PathBuf::from("disk.img"));
+        c.arg("-drive").arg(format!("file={},if=none,id=d0,format=raw", disk.display()));
         c.arg("-device")
             .arg(format!("virtio-blk-pci,drive=d0,num-queues={}", self.topology.cpus()));
         c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -178,7 +194,7 @@ impl Machine {
         init_deadline: Option<Duration>,
     ) -> Result<Booted> {
         std::fs::create_dir_all(dir)?;
-        make_disk(&self.disk)?;
+        make_disk(&disk_of(dir))?;
         let console = dir.join("console.log");
         std::fs::write(dir.join("cmdline.txt"), format!("{}\n", spec.append))?;
         let mut cmd = self.command(spec, &console);
@@ -204,6 +220,9 @@ impl Machine {
             let el = t0.elapsed();
             if (!reached_init && init_deadline.is_some_and(|d| el > d)) || el > spec.timeout {
                 timed_out = true;
+                if reached_init {
+                    sysrq_dump(&dir.join("monitor.sock"));
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 break;
@@ -212,6 +231,33 @@ impl Machine {
         }
         reached_init = reached_init || console_has(&console, INIT_MARKER);
         Ok(Booted { dir: dir.to_path_buf(), console, wall: t0.elapsed(), reached_init, timed_out })
+    }
+}
+
+/// Ask the hung guest's kernel, through QEMU's monitor and the emulated keyboard, for its
+/// console log level up, every CPU's backtrace (sysrq l) and the blocked tasks (sysrq w); the
+/// answers land on the console log. Best effort.
+fn sysrq_dump(sock: &Path) {
+    use std::os::unix::net::UnixStream;
+    let Ok(mut s) = UnixStream::connect(sock) else { return };
+    // Where each vCPU is (RIP), for the record: the monitor's answers go to monitor.log.
+    if let Some(dir) = sock.parent() {
+        if let Ok(mut r) = s.try_clone() {
+            let log = dir.join("monitor.log");
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = r.set_read_timeout(Some(Duration::from_secs(20)));
+                let _ = r.read_to_end(&mut buf);
+                let _ = std::fs::write(log, buf);
+            });
+        }
+        let _ = writeln!(s, "info cpus");
+        let _ = writeln!(s, "info registers -a");
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    for key in ["9", "l", "w", "t"] {
+        let _ = writeln!(s, "sendkey alt-sysrq-{key}");
+        std::thread::sleep(Duration::from_secs(3));
     }
 }
 

@@ -448,3 +448,55 @@ fn rt_cgroup_refuses_a_relative_or_escaping_path() {
             .stderr(predicates::str::contains("--rt-cgroup"));
     }
 }
+
+/// `--tracer` and `measure hwlat` on whatever kernel runs the tests: with the tracer the
+/// result says which one measured and carries its parts; without it (this VM's kernel has
+/// none) the run measures with lowlat's own threads and names the missing tracer, and hwlat,
+/// which has nothing to fall back to, exits 3 naming it. Either way the command works.
+#[test]
+fn tracer_modes_measure_or_name_the_missing_tracer() {
+    let dir = tempfile::tempdir().unwrap();
+    for (what, tracer) in [("timer", "timerlat"), ("noise", "osnoise")] {
+        let f = dir.path().join(format!("{what}.json"));
+        lowlat()
+            .args(["measure", what, "--tracer", "-D", "1", "-q", "--cpus", &cpu(), "--json"])
+            .arg(&f)
+            .assert()
+            .success();
+        let v = json(&f);
+        let notes: Vec<String> = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect();
+        if v["tracer"].is_null() {
+            let no = notes.iter().find(|n| n.starts_with("NO TRACER")).expect("a NO TRACER note");
+            assert!(no.contains(tracer) || no.contains("tracefs"), "{no}");
+            assert!(no.contains("lowlat's own threads"), "{no}");
+            assert!(v["threads"][0]["count"].as_u64().unwrap() > 0, "the fallback measured");
+        } else {
+            assert_eq!(v["tracer"]["name"], tracer);
+            assert_eq!(v["params"]["engine"], tracer);
+            if what == "timer" {
+                assert!(v["threads"][0]["irq"]["count"].as_u64().unwrap() > 0);
+            } else {
+                assert!(v["threads"][0]["osnoise"]["periods"].as_u64().is_some());
+            }
+        }
+    }
+    let out = lowlat().args(["measure", "hwlat", "-D", "2", "--json", "-"]).output().unwrap();
+    match out.status.code() {
+        Some(3) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("hwlat"), "{err}");
+        }
+        Some(0 | 1) => {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["tracer"]["name"], "hwlat");
+        }
+        other => panic!("measure hwlat exited {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+    }
+    // --save-trace needs --tracer
+    lowlat().args(["measure", "noise", "--save-trace", "x.txt"]).assert().code(2);
+}

@@ -79,6 +79,8 @@ pub struct LatencyRequest {
     /// Measure with the kernel's tracer (timer: timerlat, noise: osnoise) when it has it;
     /// without it, lowlat's own threads measure and the result says why.
     pub tracer: bool,
+    /// With `tracer`: keep the tracer's raw `trace_pipe` text in this file (rtla's `-t`).
+    pub save_trace: Option<PathBuf>,
 }
 
 /// A tick test to run.
@@ -220,9 +222,11 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
             // timerlat has no loop count: the same number of periods as a duration.
             let mut c = common;
             c.duration = Some(interval.saturating_mul(u32::try_from(n).unwrap_or(u32::MAX)));
-            crate::tracer::run(mode, &c, &dir, &mut progress)
+            crate::tracer::run(mode, &c, &dir, req.save_trace.as_deref(), &mut progress)
         }
-        (_, Some(dir)) => crate::tracer::run(mode, &common, &dir, &mut progress),
+        (_, Some(dir)) => {
+            crate::tracer::run(mode, &common, &dir, req.save_trace.as_deref(), &mut progress)
+        }
         (LatencyKind::Timer { interval, loops }, None) => {
             timer::run(&timer::TimerConfig { common, interval, loops }, &mut progress)
         }
@@ -419,6 +423,7 @@ mod tests {
             tool: "lowlat test".into(),
             rt_cgroup: None,
             tracer: false,
+            save_trace: None,
         }
     }
 

@@ -249,7 +249,7 @@ fn rcu_offload(inp: &Input<'_>, tasks: &[Task], sets: &Sets, apply: &str) -> Che
         let of = if offloaded.is_empty() {
             String::new()
         } else {
-            format!(" (offloading CPUs {})", offloaded.to_list())
+            format!(" (offload threads for CPUs {})", offloaded.to_list())
         };
         Check::new(G, "rcu-offload-threads", Status::Pass)
             .ev(format!("{} RCU offload threads on housekeeping{of}", rcu.len()))

@@ -110,6 +110,9 @@ pub struct TimerArgs {
     /// threads measure and the result says so.
     #[arg(long)]
     pub tracer: bool,
+    /// With --tracer: keep the tracer's raw output (trace_pipe text) in FILE (rtla's -t).
+    #[arg(long, value_name = "FILE", requires = "tracer")]
+    pub save_trace: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -124,6 +127,9 @@ pub struct NoiseArgs {
     /// in it. Without the tracer, lowlat's own threads measure and the result says so.
     #[arg(long)]
     pub tracer: bool,
+    /// With --tracer: keep the tracer's raw output (trace_pipe text) in FILE (rtla's -t).
+    #[arg(long, value_name = "FILE", requires = "tracer")]
+    pub save_trace: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -171,13 +177,14 @@ pub struct TicksArgs {
 /// Run `lowlat measure …`.
 pub fn run(cmd: Command) -> Result<ExitCode> {
     let tool = format!("lowlat {}", super::VERSION);
-    let (run, kind, cyclictest, tracer) = match cmd {
+    let (run, kind, cyclictest, tracer, save_trace) = match cmd {
         Command::Timer(a) => {
             let kind = LatencyKind::Timer { interval: a.interval, loops: a.loops };
-            (a.run, kind, a.cyclictest.then_some(a.histogram), a.tracer)
+            (a.run, kind, a.cyclictest.then_some(a.histogram), a.tracer, a.save_trace)
         }
         Command::Noise(a) => {
-            (a.run, LatencyKind::Noise { threshold: a.noise_threshold }, None, a.tracer)
+            let kind = LatencyKind::Noise { threshold: a.noise_threshold };
+            (a.run, kind, None, a.tracer, a.save_trace)
         }
         Command::Hwlat(a) => {
             let req = measure::session::HwlatRequest {
@@ -216,6 +223,7 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         tool,
         rt_cgroup: run.rt_cgroup,
         tracer,
+        save_trace,
     };
     let out = session::latency(&req).map_err(flagged)?;
     run.shown.show(out, |r| match cyclictest {

@@ -54,13 +54,14 @@ pub fn run(cfg: &HwlatConfig, tracefs_dir: &str) -> Result<LatencyResult, Measur
         return Err(MeasureError::NoCpus);
     }
     let dir = Path::new(tracefs_dir);
+    let recovered = tracefs::recover_stale(Path::new(tracefs::JOURNAL_DIR), dir);
     let current = std::fs::read_to_string(dir.join("current_tracer")).unwrap_or_default();
     if current.trim() != "nop" {
         return Err(MeasureError::TracerBusy {
             who: format!("{tracefs_dir} (current_tracer {})", current.trim()),
         });
     }
-    let mut settings = tracefs::Settings::default();
+    let mut settings = tracefs::Settings::journaled(Path::new(tracefs::JOURNAL_DIR));
     let det = dir.join("hwlat_detector");
     // The window first: the kernel refuses a width that is not below the current window.
     let window_us = cfg.window.as_micros().max(2) as u64;
@@ -70,9 +71,10 @@ pub fn run(cfg: &HwlatConfig, tracefs_dir: &str) -> Result<LatencyResult, Measur
     let thresh_us = cfg.threshold.as_micros().max(1) as u64;
     settings.set(&dir.join("tracing_thresh"), &thresh_us.to_string())?;
     settings.set(&dir.join("tracing_cpumask"), &cpumask(&cfg.cpus))?;
-    settings.set(&dir.join("current_tracer"), "hwlat")?;
-    // Switched off to stop the samples at the end; put back as found with the rest.
+    // On, for the samples to be recorded; switched off at the end (through `settings`, so
+    // that the value found is what is put back).
     settings.set(&dir.join("tracing_on"), "1")?;
+    settings.set(&dir.join("current_tracer"), "hwlat")?;
 
     let recs: Vec<Recorder> = cfg
         .cpus
@@ -85,7 +87,6 @@ pub fn run(cfg: &HwlatConfig, tracefs_dir: &str) -> Result<LatencyResult, Measur
             )
         })
         .collect();
-    let mut per: Vec<HwlatCpu> = cfg.cpus.iter().map(|_| HwlatCpu::default()).collect();
     let stop = AtomicBool::new(false);
     let lost = AtomicU64::new(0);
     let clock = Monotonic;
@@ -128,25 +129,28 @@ pub fn run(cfg: &HwlatConfig, tracefs_dir: &str) -> Result<LatencyResult, Measur
         while clock.now() < end && !util::signal::interrupted() {
             clock.sleep_until_or_signal((clock.now() + 200_000_000).min(end));
         }
-        let _ = std::fs::write(dir.join("tracing_on"), "0");
+        let off = settings.set(&dir.join("tracing_on"), "0");
         stop.store(true, Ordering::SeqCst);
-        reader.join()
+        (reader.join(), off)
     });
     let elapsed = clock.now().saturating_sub(start);
     let failed = settings.restore().to_vec();
     drop(settings);
-    let (read, per_local) = result.map_err(|_| MeasureError::Tracer {
+    let (joined, off) = result;
+    off?;
+    let (read, per_local) = joined.map_err(|_| MeasureError::Tracer {
         path: pipe.display().to_string(),
         why: "the reader thread panicked".into(),
     })?;
     read?;
-    per = per_local.into_iter().zip(per).map(|(a, _)| a).collect();
+    let per = per_local;
 
     let interrupted = util::signal::interrupted();
     let mut notes = vec![format!(
         "hwlat: a kernel thread spun with interrupts off for {width_us} µs of every {window_us} µs, one CPU at a time over {}; a sample is a window whose longest gap was above {thresh_us} µs. Such gaps are not the kernel's: SMIs (firmware), the hypervisor, the hardware",
         list(&cfg.cpus)
     )];
+    notes.extend(recovered);
     if interrupted {
         notes.push("interrupted: the numbers cover the time measured before Ctrl-C".into());
     }

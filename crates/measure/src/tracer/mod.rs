@@ -15,6 +15,7 @@ pub mod hwlat;
 pub mod parse;
 pub mod tracefs;
 
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -115,16 +116,18 @@ pub fn run(
     mode: Mode,
     c: &Common,
     tracefs_dir: &str,
+    save_trace: Option<&Path>,
     observer: &mut dyn Observer,
 ) -> Result<LatencyResult, MeasureError> {
     if c.cpus.is_empty() {
         return Err(MeasureError::NoCpus);
     }
+    // What a killed run left (its settings, its instance) first: its instance would look busy.
+    let mut notes = tracefs::recover_stale(Path::new(tracefs::JOURNAL_DIR), Path::new(tracefs_dir));
     let root = host::Root::live();
     if let Some(who) = tracefs::osnoise_user(&root, tracefs_dir, None) {
         return Err(MeasureError::TracerBusy { who });
     }
-    let mut notes = Vec::new();
     let main_cpu = pick_main_cpu(c.main_cpu, &c.cpus, &c.online);
     match main_cpu {
         Some(m) if c.cpus.contains(&m) => notes.push(format!(
@@ -157,7 +160,7 @@ pub fn run(
     let name = mode.tracer();
 
     // Global settings, put back as found when `settings` drops (also on `?` and Ctrl-C).
-    let mut settings = tracefs::Settings::default();
+    let mut settings = tracefs::Settings::journaled(Path::new(tracefs::JOURNAL_DIR));
     let osn = dir.join("osnoise");
     settings.set(&osn.join("cpus"), &list(&c.cpus))?;
     settings.set(&osn.join("stop_tracing_us"), "0")?;
@@ -204,9 +207,19 @@ pub fn run(
     let lost = AtomicU64::new(0);
     let clock = Monotonic;
     let start = clock.now();
+    let mut saved = match save_trace {
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| {
+            MeasureError::Tracer {
+                path: p.display().to_string(),
+                why: format!("creating the trace copy: {e}"),
+            }
+        })?)),
+        None => None,
+    };
     let _ = std::fs::write(instance.file("trace_marker"), "lowlat-start\n");
     let pipe = instance.file("trace_pipe");
     let mut elapsed_ns = 0u64;
+    let mut measured_ns: Option<u64> = None;
     let mut seconds_seen = 0u64;
     let mut last_checkpoint = 0u64;
     let checkpoint_ns = c.checkpoint_every.map(|e| e.as_nanos() as u64);
@@ -217,10 +230,16 @@ pub fn run(
             util::signal::block_in_this_thread();
             let mut feed = Feed::new(&c.cpus, &recs, &irq_recs, c.stop_on_threshold);
             let r = tracefs::read_pipe(&pipe, &stop, |l| {
+                if let Some(w) = saved.as_mut() {
+                    let _ = writeln!(w, "{l}");
+                }
                 if feed.line(l) {
                     stop.store(true, Ordering::SeqCst);
                 }
             });
+            if let Some(w) = saved.as_mut() {
+                let _ = w.flush();
+            }
             lost.store(feed.lost, Ordering::Relaxed);
             reader_done.store(true, Ordering::SeqCst);
             (r, feed.attr)
@@ -238,8 +257,10 @@ pub fn run(
             elapsed_ns = clock.now().saturating_sub(start);
             let over = duration_ns.is_some_and(|d| elapsed_ns >= d);
             if !stopping && (util::signal::interrupted() || over || stop.load(Ordering::SeqCst)) {
-                // No new samples; the reader drains what the buffer holds, then ends.
+                // No new samples; the reader drains what the buffer holds, then ends. The run
+                // measured until now: the drain is not part of it.
                 let _ = instance.set("tracing_on", "0");
+                measured_ns = Some(clock.now().saturating_sub(start));
                 stop.store(true, Ordering::SeqCst);
                 stopping = true;
             }
@@ -275,6 +296,7 @@ pub fn run(
             ),
         }
     });
+    elapsed_ns = measured_ns.unwrap_or(elapsed_ns);
     drop(instance);
     let failed = settings.restore().to_vec();
     drop(settings);

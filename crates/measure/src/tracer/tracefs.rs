@@ -115,17 +115,51 @@ fn read(path: &Path) -> Result<String, MeasureError> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// Where a run records the tracefs values it is about to change, before changing them
+/// (`tracefs-PID.json`, private): a run killed before it could put them back (SIGKILL, a
+/// crash) is undone by the next run, which finds the owner gone ([`recover_stale`]).
+pub const JOURNAL_DIR: &str = "/run/lowlat";
+
+/// Most bytes of a journal read back (a few dozen short entries in practice).
+const JOURNAL_MAX: u64 = 64 * 1024;
+
 /// Settings changed for a run, each put back as found when this drops (last changed first).
 #[derive(Debug, Default)]
 pub struct Settings {
     saved: Vec<(PathBuf, String)>,
+    /// The journal file, when the run keeps one.
+    journal: Option<PathBuf>,
     /// Restores that failed (reported by [`Settings::restore`]).
     pub failed: Vec<String>,
 }
 
 impl Settings {
-    /// Set `path` to `value`, remembering the old value first. A value that reads back the
-    /// same is left alone.
+    /// Settings journaled in `dir` (`tracefs-PID.json`) before each change.
+    pub fn journaled(dir: &Path) -> Self {
+        Settings {
+            saved: Vec::new(),
+            journal: Some(dir.join(format!("tracefs-{}.json", std::process::id()))),
+            failed: Vec::new(),
+        }
+    }
+
+    fn persist(&self) -> Result<(), MeasureError> {
+        let Some(j) = &self.journal else { return Ok(()) };
+        let err = |e: std::io::Error| MeasureError::Tracer {
+            path: j.display().to_string(),
+            why: format!("journal: {e}"),
+        };
+        if let Some(dir) = j.parent() {
+            util::fs::create_private_dir(dir).map_err(err)?;
+        }
+        let entries: Vec<(String, &str)> =
+            self.saved.iter().map(|(p, v)| (p.display().to_string(), v.as_str())).collect();
+        let text = serde_json::to_vec(&entries).map_err(|e| err(std::io::Error::other(e)))?;
+        util::fs::write_atomic(j, &text, 0o600).map_err(err)
+    }
+
+    /// Set `path` to `value`, recording the old value first (in memory and in the journal).
+    /// A value that reads back the same is left alone.
     pub fn set(&mut self, path: &Path, value: &str) -> Result<(), MeasureError> {
         let old = read(path)?;
         let old = old.trim_end_matches('\n').to_string();
@@ -133,20 +167,72 @@ impl Settings {
             return Ok(());
         }
         self.saved.push((path.to_path_buf(), old));
+        if let Err(e) = self.persist() {
+            self.saved.pop();
+            return Err(e);
+        }
         write(path, value)
     }
 
-    /// Put every changed file back (last first); errors are kept in `failed`.
+    /// Put every changed file back (last first); errors are kept in `failed`. The journal
+    /// goes when everything is back.
     pub fn restore(&mut self) -> &[String] {
         while let Some((path, old)) = self.saved.pop() {
-            // osnoise/cpus reads back as a list; an empty value means "all" and is written as
-            // such. tracing_thresh and the *_us files take their own text back.
             if let Err(e) = std::fs::write(&path, format!("{old}\n")) {
                 self.failed.push(format!("{}: could not put back {old:?}: {e}", path.display()));
             }
         }
+        if let Some(j) = &self.journal {
+            if self.failed.is_empty() {
+                let _ = std::fs::remove_file(j);
+            }
+        }
         &self.failed
     }
+}
+
+/// Put back what killed runs left changed: every `tracefs-PID.json` in `dir` whose process is
+/// gone is replayed (last change first) and removed; their instances are removed from
+/// `tracefs`. Only files under a tracefs location are written. Returns what was done, for the
+/// result's notes.
+pub fn recover_stale(dir: &Path, tracefs: &Path) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name
+                .strip_prefix("tracefs-")
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                continue;
+            }
+            let Ok(bytes) = util::fs::read_private(&e.path(), JOURNAL_MAX) else { continue };
+            let Ok(entries) = serde_json::from_slice::<Vec<(String, String)>>(&bytes) else {
+                continue;
+            };
+            let mut put = 0;
+            for (path, old) in entries.iter().rev() {
+                let ok_path = LOCATIONS.iter().any(|l| path.starts_with(&format!("/{l}/")))
+                    && !path.contains("/../");
+                if ok_path
+                    && !old.contains('\n')
+                    && std::fs::write(path, format!("{old}\n")).is_ok()
+                {
+                    put += 1;
+                }
+            }
+            let _ = std::fs::remove_file(e.path());
+            notes.push(format!(
+                "put back {put} tracefs value(s) that a killed lowlat run (pid {pid}) had changed"
+            ));
+        }
+    }
+    remove_stale(&tracefs.join("instances"));
+    notes
 }
 
 impl Drop for Settings {
@@ -168,7 +254,6 @@ impl Instance {
     /// removed first (a run killed with SIGKILL cannot remove its own).
     pub fn create(tracefs: &Path) -> Result<Self, MeasureError> {
         let instances = tracefs.join("instances");
-        remove_stale(&instances);
         let name = format!("{INSTANCE_PREFIX}{}", std::process::id());
         let dir = instances.join(&name);
         if dir.exists() {
@@ -377,6 +462,40 @@ mod tests {
         }
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "1000\n");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "0-7\n");
+    }
+
+    /// A run killed after changing settings leaves its journal; the next run puts the values
+    /// back. The journal entries outside tracefs are never written.
+    #[test]
+    fn a_killed_runs_journal_is_replayed() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::write(&a, "1000\n").unwrap();
+        let journal_dir = d.path().join("run");
+        let mut s = Settings::journaled(&journal_dir);
+        s.set(&a, "200").unwrap();
+        let j = journal_dir.join(format!("tracefs-{}.json", std::process::id()));
+        let text = std::fs::read_to_string(&j).unwrap();
+        assert!(text.contains("1000"), "{text}");
+        // As if killed: forget without restoring, and pretend the pid is a dead one.
+        s.saved.clear();
+        s.journal = None;
+        drop(s);
+        let dead = journal_dir.join("tracefs-4194999.json");
+        std::fs::rename(&j, &dead).unwrap();
+        // The value is outside a tracefs location: recovery reads it and refuses to write it.
+        let notes = recover_stale(&journal_dir, d.path());
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("put back 0"), "{notes:?}");
+        assert!(!dead.exists());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "200\n");
+        // Restoring normally removes the journal.
+        let mut s = Settings::journaled(&journal_dir);
+        s.set(&a, "300").unwrap();
+        assert!(j.exists());
+        s.restore();
+        assert!(!j.exists());
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "200\n");
     }
 
     #[test]

@@ -333,7 +333,8 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
         overlay_blocks(&mut blocks, r, &threads, thr, title, ctx);
     }
 
-    if noise {
+    // A tracer's own tables attribute the noise (sections::tracer).
+    if noise && tracer.is_none() {
         if let Some(t) = attribution_table(&threads, env.duration_ns, r.series_step()) {
             blocks.push(Block::Table(t));
         }

@@ -11,23 +11,27 @@ use crate::model::{fmt_count, fmt_ns, Block, Cell, Table};
 /// What the tracer measured, in one sentence for the section's opening paragraph.
 pub fn semantics(r: &LatencyResult) -> Option<String> {
     let t = r.tracer.as_ref()?;
-    let threads = t.threads_policy.as_deref().map_or(String::new(), |p| format!(" ({p})"));
+    let threads = t.threads_policy.as_deref().map_or(String::new(), |p| match p.split_once(':') {
+        Some((pol, prio)) => format!(" (SCHED_{} {prio})", pol.to_uppercase()),
+        None => format!(" (SCHED_{})", p.to_uppercase()),
+    });
+    let us = |v: Option<u64>| fmt_ns(v.unwrap_or(0).saturating_mul(1000));
     Some(match t.name? {
         TracerName::Timerlat => format!(
-            "Measured by the kernel's timerlat tracer: a per-CPU kernel timer every {} µs wakes a kernel thread{threads}; the IRQ latency is the timer's expiry to its interrupt handler, the thread latency (the statistics below) the expiry to the thread running — rtla timerlat's numbers, read from {}",
-            t.period_us.unwrap_or(0),
+            "Measured by the kernel's timerlat tracer: a per-CPU kernel timer every {} wakes a kernel thread{threads}; the IRQ latency is the timer's expiry to its interrupt handler, the thread latency (the statistics below) the expiry to the thread running — rtla timerlat's numbers, read from {}",
+            us(t.period_us),
             t.tracefs
         ),
         TracerName::Osnoise => format!(
-            "Measured by the kernel's osnoise tracer: a per-CPU kernel thread{threads} runs {} µs of every {} µs and records every gap of at least {}; the statistics below are those gaps (not loop samples), and every gap is attributed to the IRQs, softirqs, threads and NMIs the tracer saw inside it; what no event explains is hardware, firmware or the hypervisor",
-            t.runtime_us.unwrap_or(0),
-            t.period_us.unwrap_or(0),
+            "Measured by the kernel's osnoise tracer: a per-CPU kernel thread{threads} runs {} of every {} and records every gap of at least {}; the statistics below are those gaps (not loop samples), and every gap is attributed to the IRQs, softirqs, threads and NMIs the tracer saw inside it; what no event explains is hardware, firmware or the hypervisor",
+            us(t.runtime_us),
+            us(t.period_us),
             fmt_ns(t.threshold_ns.unwrap_or(0))
         ),
         TracerName::Hwlat => format!(
-            "Measured by the kernel's hwlat tracer (hwlatdetect): a kernel thread spins with interrupts off for {} µs of every {} µs, visiting the CPUs in turn; each sample is a window whose longest gap exceeded {}. With interrupts off only firmware (SMIs), the hypervisor or the hardware can cause such a gap",
-            t.runtime_us.unwrap_or(0),
-            t.period_us.unwrap_or(0),
+            "Measured by the kernel's hwlat tracer (hwlatdetect): a kernel thread spins with interrupts off for {} of every {}, visiting the CPUs in turn; each sample is a window whose longest gap exceeded {}. With interrupts off only firmware (SMIs), the hypervisor or the hardware can cause such a gap",
+            us(t.runtime_us),
+            us(t.period_us),
             fmt_ns(t.threshold_ns.unwrap_or(0))
         ),
     })
