@@ -135,7 +135,12 @@ impl Lab {
                             qemu::console_tail(&b.console, 1).trim()
                         )
                     }
-                    Err(e) => self.accel_note = format!("tcg: KVM failed to start: {e:#}"),
+                    Err(e) => {
+                        // QEMU's last error line says why (e.g. "failed to set MSR 0x10a").
+                        let text = format!("{e:#}");
+                        let why = text.lines().rev().find(|l| l.contains("error")).unwrap_or(text.lines().last().unwrap_or(""));
+                        self.accel_note = format!("tcg: KVM failed to start ({})", why.trim());
+                    }
                 }
             }
             if booted.is_none() {

@@ -272,10 +272,11 @@ fn rt_claims(sum: &mut Summary, applied: &Report, before: &State, after: &State,
         },
     );
     let key = "/proc/sys/kernel/sched_rt_runtime_us";
-    let (b, a, r) = (before.files.get(key), after.files.get(key), reverted.files.get(key));
+    let get = |s: &State| s.files.get(key).map(|v| v.trim().to_string());
+    let (b, a, r) = (get(before), get(after), get(reverted));
     sum.claim(
         "PREEMPT_RT: sched_rt_runtime_us -1 after apply, as found after revert",
-        a.map(String::as_str) == Some("-1") && b.is_some() && b == r,
+        a.as_deref() == Some("-1") && b.is_some() && b == r,
         format!("before {b:?}, applied {a:?}, reverted {r:?}"),
     );
 }

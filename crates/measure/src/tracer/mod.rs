@@ -69,16 +69,6 @@ pub fn prepare(
     available(tracer).map(|d| (d, mounted))
 }
 
-/// Per-CPU ring buffer of the instance: enough for seconds of timerlat at 1 kHz on every
-/// CPU, smaller on big hosts (the buffer is allocated for every possible CPU).
-fn buffer_kb(online: usize) -> u64 {
-    if online > 64 {
-        1024
-    } else {
-        2048
-    }
-}
-
 /// The policy the tracer's kernel threads (`timerlat/N`, `osnoise/N`) run with, as found.
 fn kthread_policy(name: TracerName, cpus: &[u32]) -> Option<(Policy, u32)> {
     let root = host::Root::live();
@@ -182,7 +172,9 @@ pub fn run(
         }
     };
     let instance = tracefs::Instance::create(dir)?;
-    instance.set("buffer_size_kb", &buffer_kb(c.online.len()).to_string())?;
+    // The instance's ring buffer keeps the kernel's default size (1.4 MB per CPU: tens of
+    // seconds of timerlat at 1 kHz): resizing it costs an IPI round on every CPU, the measured
+    // ones included, and memory on every possible CPU; lost events would be counted.
     if matches!(mode, Mode::Osnoise { .. }) {
         instance.set("events/osnoise/enable", "1")?;
     }
