@@ -18,7 +18,7 @@ LOWLAT=${LOWLAT:-}
 if [[ -z $LOWLAT ]]; then
   for b in "$ROOT/target/release/lowlat" "$ROOT/target/debug/lowlat"; do [[ -x $b ]] && { LOWLAT=$b; break; }; done
 fi
-[[ -x ${LOWLAT:-} ]] || { echo "no lowlat binary: cargo build --release -p lowlat" >&2; exit 1; }
+[[ -x ${LOWLAT:-} ]] || { echo "no lowlat binary: cargo build --release -p lowlat --features cluster" >&2; exit 1; }
 kubectl get --raw /readyz >/dev/null 2>&1 || { echo "cluster not up (ci/k8s/up.sh)" >&2; exit 1; }
 sizes=("$@"); ((${#sizes[@]})) || sizes=(10 100 500)
 SEL=lowlat.test/fake=true

@@ -85,12 +85,12 @@ fi
 # Own target dir: different RUSTFLAGS would otherwise invalidate the normal target/release.
 build_binary() { # build_binary TARGET_DIR -> path of the binary
   local tdir=$1 cargo_home=${CARGO_HOME:-$HOME/.cargo}
-  log "cargo build --release --target $TRIPLE (static, target dir ${tdir#"$ROOT"/})" >&2
+  log "cargo build --release --features cluster --target $TRIPLE (static, target dir ${tdir#"$ROOT"/})" >&2
   # --remap-path-prefix: no checkout or cargo-home path in the binary, so a clone elsewhere
   # builds the same bytes. With --target, RUSTFLAGS reach only the target, not build scripts.
   (cd "$ROOT" && LOWLAT_GIT_REV=$SHORT \
     RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$ROOT=/lowlat --remap-path-prefix=$cargo_home=/cargo" \
-    cargo build --release --locked --target "$TRIPLE" --target-dir "$tdir" -p lowlat >&2)
+    cargo build --release --locked --target "$TRIPLE" --target-dir "$tdir" -p lowlat --features cluster >&2)
   echo "$tdir/$TRIPLE/release/lowlat"
 }
 

@@ -12,6 +12,9 @@
 //! coordinates (`KUBECONFIG`, `LOWLAT_K8S_NODES`, `LOWLAT_IMAGE`) are missing. The tests run one
 //! at a time (they share the cluster, and `clean` deletes every run's objects).
 
+// Test helpers outside #[test] functions (clippy.toml allows unwrap only inside those).
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;

@@ -50,11 +50,12 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         check::step::UnknownStep,
         storage::StorageError,
         measure::MeasureError,
-        cluster::Error,
         host::OpenError,
         host::root::TgzError,
         host::root::MustGatherError,
     );
+    #[cfg(feature = "cluster")]
+    classified!(cluster::Error);
     // A CPU list that does not parse always came from the user (cpuset stays dependency-free).
     if e.downcast_ref::<cpuset::ParseError>().is_some() {
         return Some(ExitCode::Usage);

@@ -14,7 +14,6 @@ fn lowlat() -> Command {
 fn quick_check_runs_every_step_and_writes_the_report() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
-    let started = std::time::Instant::now();
     let a = lowlat()
         .args(["check", "--quick", "--out"])
         .arg(&out)
@@ -68,6 +67,21 @@ fn quick_check_runs_every_step_and_writes_the_report() {
         .arg(dir.path().join("again.html"))
         .assert()
         .success();
+}
+
+/// `--quick` is "about 20 s in all" (README, `--help`): a wall-clock claim, judged in CI's
+/// timing lane with the margin a shared machine needs.
+#[test]
+#[ignore = "timing: a wall-clock bound (CI's timing lane)"]
+fn timing_quick_check_takes_about_twenty_seconds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let started = std::time::Instant::now();
+    let a = lowlat()
+        .args(["check", "--quick", "--skip", "verify", "--out"])
+        .arg(dir.path().join("out"))
+        .timeout(std::time::Duration::from_secs(120))
+        .assert();
+    assert!(matches!(a.get_output().status.code(), Some(0) | Some(1)));
     let took = started.elapsed().as_secs();
     assert!(took < 60, "--quick took {took}s");
 }
@@ -127,8 +141,13 @@ fn an_interrupt_still_writes_the_report_with_the_partial_result() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    // Let the timer step start and checkpoint, then interrupt lowlat check alone (our child).
-    std::thread::sleep(std::time::Duration::from_secs(7));
+    // Let the timer step start and checkpoint (its file appears), then interrupt lowlat check
+    // alone (our child).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while !out.join("timer.json").is_file() {
+        assert!(std::time::Instant::now() < deadline, "the timer step never checkpointed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     let output = child.wait_with_output().expect("wait");
     let stdout = String::from_utf8_lossy(&output.stdout);

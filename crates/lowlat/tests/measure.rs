@@ -24,6 +24,21 @@ fn json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// Wait until `ready` holds (polled every 50 ms), at most `limit`: a state to reach, never a
+/// fixed sleep, so a loaded machine makes the test slower, not wrong.
+fn wait_until(limit: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The result file a running measurement checkpoints (every 5 s), once it is there.
+fn checkpoint(path: &std::path::Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
 /// A CPU to measure: the last online one (CPU 1 on the 2-vCPU dev VM).
 fn cpu() -> String {
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -288,7 +303,8 @@ fn ctrl_c_writes_a_partial_result_and_exits_130() {
         .arg(&f)
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Measuring: its first checkpoint is written.
+    wait_until(Duration::from_secs(60), "the first checkpoint", || checkpoint(&f).is_some());
     let pid = child.id().to_string();
     assert!(StdCommand::new("sh")
         .args(["-c", &format!("kill -INT {pid}")])
@@ -384,8 +400,7 @@ fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
         .args(["--load-cmd", &format!("exec {marker}")])
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1200));
-    assert_eq!(processes_with_cmdline(marker), 1, "the load runs");
+    wait_until(Duration::from_secs(30), "the load runs", || processes_with_cmdline(marker) == 1);
     let pid = child.id().to_string();
     // Both signals land before the run can finish its orderly stop.
     assert!(StdCommand::new("sh")
@@ -400,8 +415,7 @@ fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
         .success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(processes_with_cmdline(marker), 0, "the load is gone");
+    wait_until(Duration::from_secs(10), "the load is gone", || processes_with_cmdline(marker) == 0);
 }
 
 #[test]
@@ -427,7 +441,8 @@ fn a_json_file_holds_the_partial_result_while_running() {
         .arg(&f)
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(6500));
+    // Rewritten every 5 s while running: the first checkpoint is there before the 9 s end.
+    wait_until(Duration::from_secs(60), "a checkpoint", || checkpoint(&f).is_some());
     let partial = json(&f);
     assert_eq!(partial["partial"], true, "rewritten every 5 s while running");
     assert!(partial["threads"][0]["count"].as_u64().unwrap() > 1000);

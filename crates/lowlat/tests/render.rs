@@ -261,14 +261,13 @@ fn a_plan_file_is_checked_before_anything_is_rendered() {
             && !dir.path().join("ESCAPED").exists()
             && !dir.path().join("a/ESCAPED").exists()
     );
-    // A deeply nested file is refused at once, not parsed for half a minute.
+    // A deeply nested file is refused (at once: plan's timing-lane test holds the clock).
     let deep = dir.path().join("deep.yaml");
     std::fs::write(
         &deep,
         format!("schema_version: 1\nname: {}{}\n", "[".repeat(100_000), "]".repeat(100_000)),
     )
     .unwrap();
-    let t = std::time::Instant::now();
     lowlat()
         .args(["render", "--plan"])
         .arg(&deep)
@@ -276,7 +275,6 @@ fn a_plan_file_is_checked_before_anything_is_rendered() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("nested deeper than"));
-    assert!(t.elapsed() < std::time::Duration::from_secs(5), "{:?}", t.elapsed());
     // The stored kernel arguments are not trusted: they come from the sets.
     let lying = dir.path().join("lying.yaml");
     std::fs::write(&lying, text.replace("value: 2-39,42-79", "value: '1'")).unwrap();

@@ -371,9 +371,8 @@ mod tests {
         assert_eq!(l.stop(), None, "no command");
         let mut e = RunningLoad::start_command("sleep 30", &[0]).unwrap();
         assert!(e.exited_early().is_none());
-        let t = Instant::now();
+        // Ended by the SIGTERM, not the SIGKILL that follows 3 s later: no clock needed.
         let exit = e.stop().unwrap();
-        assert!(t.elapsed() < Duration::from_secs(2), "SIGTERM stopped it");
         assert_eq!(exit.ended_by, LoadEnd::Sigterm);
         assert_eq!((exit.code, exit.signal), (None, Some(libc::SIGTERM)), "{exit}");
         assert_eq!(e.info.exit.as_ref(), Some(&exit));
@@ -389,9 +388,7 @@ mod tests {
         // them, nor wrongly reaches for SIGKILL.
         let mut e = RunningLoad::start_command("(sleep 30 &); sleep 30 & wait", &[0]).unwrap();
         std::thread::sleep(Duration::from_millis(200));
-        let t = Instant::now();
         let exit = e.stop().unwrap();
-        assert!(t.elapsed() < Duration::from_secs(2), "SIGTERM stopped the group");
         assert_eq!(exit.ended_by, LoadEnd::Sigterm, "{exit}");
         // One that ignores SIGTERM is killed.
         let mut e =

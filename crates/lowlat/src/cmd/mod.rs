@@ -3,6 +3,10 @@
 
 pub mod apply;
 pub mod check;
+#[cfg(feature = "cluster")]
+pub mod cluster;
+#[cfg(not(feature = "cluster"))]
+#[path = "cluster_absent.rs"]
 pub mod cluster;
 pub mod common;
 pub mod fsync;
