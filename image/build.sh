@@ -50,11 +50,11 @@ while (($#)); do
   shift
 done
 
-# The name: repository from image/NAME, tag = the workspace version (Cargo.toml). The Rust
-# side can build the same string: include_str!("image/NAME").trim() + ":" + CARGO_PKG_VERSION.
+# The name: repository from crates/render/image-name, tag = the workspace version
+# (Cargo.toml): the same string as render::default_image(), the Rust side's one definition.
 VERSION=$(awk '/^\[workspace.package\]/ {p = 1; next} /^\[/ {p = 0} p && $1 == "version" {gsub(/"/, "", $3); print $3; exit}' "$ROOT/Cargo.toml")
 [[ -n $VERSION ]] || die "no [workspace.package] version in Cargo.toml"
-NAME=$(tr -d '[:space:]' <"$HERE/NAME"):$VERSION
+NAME=$(tr -d '[:space:]' <"$ROOT/crates/render/image-name"):$VERSION
 if [[ $MODE == print-name ]]; then echo "$NAME"; exit 0; fi
 
 # ------------------------------------------------------------------ provenance

@@ -33,9 +33,8 @@ pub struct Config {
     pub exe: PathBuf,
     /// Directory for the result files and the report.
     pub out: PathBuf,
-    /// Timer-latency run length; noise and fsync run a third of it, ticks a sixth (whole
-    /// seconds, at least 2 s each).
-    pub timer: Duration,
+    /// How long each measuring step runs ([`Schedule`]).
+    pub schedule: Schedule,
     /// Directory the fsync probe writes in; `None`: a temporary directory under `out`,
     /// removed afterwards.
     pub fsync_dir: Option<PathBuf>,
@@ -128,9 +127,41 @@ fn note(verdict: Verdict, text: impl Into<String>) -> Note {
     Note { verdict, text: text.into() }
 }
 
-/// Whole seconds, at least `min`.
-fn part(d: Duration, div: u64, min: u64) -> Duration {
-    Duration::from_secs((d.as_secs() / div).max(min))
+/// How long each measuring step runs, from the timer length: noise and fsync a third of it,
+/// ticks a sixth (whole seconds, at least 2 s each). The one place this is decided: `lowlat
+/// check` runs it and `lowlat cluster check` sizes its Jobs' deadlines from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Schedule {
+    pub timer: Duration,
+    pub noise: Duration,
+    pub ticks: Duration,
+    pub fsync: Duration,
+}
+
+impl Schedule {
+    /// The timer length of `--quick` (about 20 s in all).
+    pub const QUICK_TIMER: Duration = Duration::from_secs(9);
+    /// The default timer length (about a minute in all).
+    pub const DEFAULT_TIMER: Duration = Duration::from_secs(30);
+    /// What inspect, plan and verify take before the measurements, about.
+    const PREPARE: Duration = Duration::from_secs(3);
+
+    /// The schedule for a timer of `timer` (whole seconds, at least 1).
+    pub fn new(timer: Duration) -> Self {
+        let timer = Duration::from_secs(timer.as_secs().max(1));
+        let part = |div: u64| Duration::from_secs((timer.as_secs() / div).max(2));
+        Self { timer, noise: part(3), ticks: part(6), fsync: part(3) }
+    }
+
+    /// The schedule a run asks for: `duration`, else the quick or the default timer.
+    pub fn for_run(quick: bool, duration: Option<Duration>) -> Self {
+        Self::new(duration.unwrap_or(if quick { Self::QUICK_TIMER } else { Self::DEFAULT_TIMER }))
+    }
+
+    /// The whole job, about: preparing plus every measuring step.
+    pub fn total(&self) -> Duration {
+        Self::PREPARE + self.timer + self.noise + self.ticks + self.fsync
+    }
 }
 
 /// The job in progress: documents read back and notes for the report.
@@ -268,8 +299,7 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
         Some(s) => format!("CPUs {s}"),
         None => "CPUs".into(),
     };
-    let (noise, ticks, fsync) =
-        (part(cfg.timer, 3, 2), part(cfg.timer, 6, 2), part(cfg.timer, 3, 2));
+    let Schedule { timer, noise, ticks, fsync } = cfg.schedule;
     let load = ["--load".to_string(), "cpu".into()];
     let threshold = ["--threshold".to_string(), span(cfg.threshold)];
     let rt: Vec<String> = match &cfg.rt_cgroup {
@@ -284,10 +314,10 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
         Step {
             name: Name::Timer,
             what: format!("timer latency under CPU load on housekeeping {housekeeping}"),
-            args: measure("timer", cfg.timer, &[&load[..], &threshold, &rt].concat(), "timer.json"),
+            args: measure("timer", timer, &[&load[..], &threshold, &rt].concat(), "timer.json"),
             file: p("timer.json"),
             stdout_to_file: false,
-            expect: cfg.timer,
+            expect: timer,
         },
         Step {
             name: Name::Noise,
@@ -322,10 +352,7 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
 pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Error> {
     std::fs::create_dir_all(&cfg.out)
         .map_err(|source| Error::OutDir { path: cfg.out.clone(), source })?;
-    let timer = Duration::from_secs(cfg.timer.as_secs().max(1));
-    let cfg = &Config { timer, ..cfg.clone() };
-    let total =
-        Duration::from_secs(3) + timer + part(timer, 3, 2) + part(timer, 6, 2) + part(timer, 3, 2);
+    let total = cfg.schedule.total();
     on(&Event::Start { out: &cfg.out, total, root: cfg.root });
     let mut job = Job {
         cfg,
@@ -465,4 +492,37 @@ pub fn next_commands(f: &Finished) -> Vec<(String, String)> {
         "before vs after".into(),
     ));
     v
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use super::Schedule;
+    use std::time::Duration;
+
+    #[test]
+    fn steps_are_parts_of_the_timer_in_whole_seconds_at_least_two() {
+        let s = |t: u64| Schedule::new(Duration::from_secs(t));
+        let q = Schedule::for_run(true, None);
+        assert_eq!(q, s(9));
+        assert_eq!(
+            (q.noise, q.ticks, q.fsync),
+            (Duration::from_secs(3), Duration::from_secs(2), Duration::from_secs(3))
+        );
+        assert_eq!(q.total(), Duration::from_secs(3 + 9 + 3 + 2 + 3), "--quick: about 20 s");
+        assert_eq!(
+            Schedule::for_run(false, None).total(),
+            Duration::from_secs(3 + 30 + 10 + 5 + 10)
+        );
+        assert_eq!(
+            Schedule::for_run(true, Some(Duration::from_secs(60))),
+            s(60),
+            "--duration wins"
+        );
+        // Below a second: one second, never zero; the parts never below 2 s.
+        let tiny = Schedule::new(Duration::from_millis(300));
+        assert_eq!(
+            (tiny.timer, tiny.noise, tiny.ticks),
+            (Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(2))
+        );
+    }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::rt;
+use util::exit::ExitCode;
 
 /// What the agent does.
 #[derive(Debug, Clone)]
@@ -295,12 +296,12 @@ fn write_json(path: &Path, v: &impl Serialize) {
     }
 }
 
-/// Run the agent; returns the exit status for the pod (the child's, or 3).
-pub fn run(cfg: &Config) -> i32 {
+/// Run the agent; returns the exit status for the pod (the child's, or a runtime error).
+pub fn run(cfg: &Config) -> ExitCode {
     util::signal::install_flag_only();
     if let Err(e) = std::fs::create_dir_all(&cfg.out) {
         say(&format!("cannot create {}: {e}", cfg.out.display()));
-        return 3;
+        return ExitCode::Runtime;
     }
     if cfg.recover_only {
         let report = recover_only(cfg);
@@ -310,13 +311,13 @@ pub fn run(cfg: &Config) -> i32 {
             Ok(payload) => {
                 let mut out = std::io::stdout().lock();
                 match out.write_all(payload.as_bytes()).and_then(|()| out.flush()) {
-                    Ok(()) if report.state != rt::State::Failed => 0,
-                    _ => 3,
+                    Ok(()) if report.state != rt::State::Failed => ExitCode::Ok,
+                    _ => ExitCode::Runtime,
                 }
             }
             Err(e) => {
                 say(&format!("cannot pack {}: {e}", cfg.out.display()));
-                3
+                ExitCode::Runtime
             }
         };
     }
@@ -350,20 +351,20 @@ pub fn run(cfg: &Config) -> i32 {
         Ok(payload) => {
             let mut out = std::io::stdout().lock();
             if out.write_all(payload.as_bytes()).and_then(|()| out.flush()).is_err() {
-                return 3;
+                return ExitCode::Runtime;
             }
         }
         Err(e) => {
             say(&format!("cannot pack {}: {e}", cfg.out.display()));
-            return 3;
+            return ExitCode::Runtime;
         }
     }
     match (&summary.error, summary.exit_code) {
         (Some(e), _) => {
             say(e);
-            3
+            ExitCode::Runtime
         }
-        (None, Some(code)) => code,
-        (None, None) => 3,
+        (None, Some(code)) => ExitCode::from_status(code),
+        (None, None) => ExitCode::Runtime,
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::conn::Conn;
 use crate::fleet::{self, Event, RunSpec};
 use crate::model::{CpuContext, Fleet, NodeResult, Status, SCHEMA_VERSION};
+use crate::pod::{Pod, Task};
 use crate::{Error, Result};
 
 /// What `lowlat cluster check` does.
@@ -17,16 +18,30 @@ use crate::{Error, Result};
 pub struct Config {
     pub selector: String,
     pub out: PathBuf,
-    pub image: String,
-    pub pull_policy: String,
-    /// The container's command line (the agent wrapping `lowlat check`).
-    pub command: Vec<String>,
-    /// How long the in-pod check should take.
-    pub expected: Duration,
-    pub start_timeout: Duration,
+    pub pod: Pod,
+    /// The in-pod check's schedule (`lowlat check --duration`).
+    pub schedule: ::check::Schedule,
+    /// Timer latency each measured CPU must stay below.
+    pub threshold: Duration,
+    /// RT budget granted down each pod's cgroup chain, µs per second (0: none).
+    pub rt_budget_us: i64,
     pub guaranteed_cpus: Option<u32>,
-    pub timer_threshold_ns: u64,
     pub generator: String,
+}
+
+impl Config {
+    /// What every pod runs.
+    pub fn task(&self) -> Task {
+        Task::Check {
+            rt_budget_us: self.rt_budget_us,
+            schedule: self.schedule,
+            threshold: self.threshold,
+        }
+    }
+
+    fn threshold_ns(&self) -> u64 {
+        u64::try_from(self.threshold.as_nanos()).unwrap_or(u64::MAX)
+    }
 }
 
 /// The files written into `out`.
@@ -41,12 +56,8 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
         let s = conn.session().await?;
         let nodes = fleet::select_nodes(&s, &cfg.selector).await?;
         let spec = RunSpec {
-            verb: "check".into(),
-            image: cfg.image.clone(),
-            pull_policy: cfg.pull_policy.clone(),
-            command: cfg.command.clone(),
-            expected: cfg.expected,
-            start_timeout: cfg.start_timeout,
+            pod: cfg.pod.clone(),
+            task: cfg.task(),
             guaranteed_cpus: cfg.guaranteed_cpus,
             out: cfg.out.clone(),
         };
@@ -89,7 +100,7 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
                         reserved: k.reserved_system_cpus.as_deref(),
                     }),
                 };
-                n.read_dir(&cfg.out, dir, cfg.timer_threshold_ns, Some(&ctx));
+                n.read_dir(&cfg.out, dir, cfg.threshold_ns(), Some(&ctx));
                 if g.status != Status::Completed && n.verdict < crate::model::Verdict::Fail {
                     n.verdict = crate::model::Verdict::Fail;
                 }
@@ -106,8 +117,8 @@ pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -
         run: outcome.run,
         namespace,
         selector: cfg.selector.clone(),
-        image: cfg.image.clone(),
-        command: cfg.command.clone(),
+        image: cfg.pod.image.clone(),
+        command: cfg.task().argv(),
         interrupted: outcome.interrupted,
         verdict: Fleet::judge(&nodes),
         nodes,

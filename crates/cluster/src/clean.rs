@@ -96,11 +96,7 @@ pub fn leftovers(conn: &Conn) -> Result<Vec<String>> {
 pub struct RecoverConfig {
     /// Label selector of the nodes (empty: every node).
     pub selector: String,
-    pub image: String,
-    pub pull_policy: String,
-    /// The container's command line (the agent with `--recover-only`).
-    pub command: Vec<String>,
-    pub start_timeout: std::time::Duration,
+    pub pod: crate::pod::Pod,
 }
 
 /// One node's pass.
@@ -135,12 +131,8 @@ pub fn recover_rt(
         let s = conn.session().await?;
         let nodes = fleet::select_nodes(&s, &cfg.selector).await?;
         let spec = fleet::RunSpec {
-            verb: "clean".into(),
-            image: cfg.image.clone(),
-            pull_policy: cfg.pull_policy.clone(),
-            command: cfg.command.clone(),
-            expected: std::time::Duration::from_secs(30),
-            start_timeout: cfg.start_timeout,
+            pod: cfg.pod.clone(),
+            task: crate::pod::Task::RecoverRt,
             guaranteed_cpus: None,
             out: tmp.clone(),
         };

@@ -24,16 +24,9 @@ use crate::{bundle, job, labels, Error, Result};
 /// What to run on every node.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
-    /// `check`, `snapshot`: in the names and labels.
-    pub verb: String,
-    pub image: String,
-    pub pull_policy: String,
-    /// The container's command line.
-    pub command: Vec<String>,
-    /// How long the command should take once running.
-    pub expected: Duration,
-    /// Report a pod that has not started after this long.
-    pub start_timeout: Duration,
+    pub pod: crate::pod::Pod,
+    /// What runs in every pod (its verb names the Jobs, its argv is the command line).
+    pub task: crate::pod::Task,
     pub guaranteed_cpus: Option<u32>,
     /// Where each node's directory goes.
     pub out: PathBuf,
@@ -279,8 +272,8 @@ pub async fn run(
     let jobs: Api<Job> = Api::namespaced(s.client.clone(), &s.namespace);
     let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
     let t0 = Instant::now();
-    let deadline_s =
-        (spec.start_timeout + spec.expected * 2 + Duration::from_secs(300)).as_secs() as i64;
+    let deadline_s = (spec.pod.start_timeout + spec.task.expected() * 2 + Duration::from_secs(300))
+        .as_secs() as i64;
     let mut tracks: Vec<Track> = nodes
         .iter()
         .map(|n| Track {
@@ -300,13 +293,13 @@ pub async fn run(
         .iter()
         .enumerate()
         .map(|(i, node)| job::Spec {
-            name: labels::job_name(&spec.verb, &run, node, i),
+            name: labels::job_name(spec.task.verb(), &run, node, i),
             namespace: s.namespace.clone(),
             node: node.clone(),
-            labels: labels::for_node(&run, &spec.verb, i),
-            image: spec.image.clone(),
-            pull_policy: spec.pull_policy.clone(),
-            command: spec.command.clone(),
+            labels: labels::for_node(&run, spec.task.verb(), i),
+            image: spec.pod.image.clone(),
+            pull_policy: spec.pod.pull_policy,
+            command: spec.task.argv(),
             guaranteed_cpus: spec.guaranteed_cpus,
             deadline_s,
         })
@@ -362,7 +355,8 @@ pub async fn run(
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| Error::io("SIGTERM handler", e))?;
     let mut interrupted = false;
-    let run_limit = spec.expected + spec.expected / 2 + Duration::from_secs(120);
+    let expected = spec.task.expected();
+    let run_limit = expected + expected / 2 + Duration::from_secs(120);
 
     while tracks.iter().any(|t| !matches!(t.phase, Phase::Done)) {
         tokio::select! {
@@ -445,7 +439,7 @@ pub async fn run(
             _ = tick.tick() => {
                 for (i, t) in tracks.iter_mut().enumerate() {
                     let late = match t.phase {
-                        Phase::Waiting if t0.elapsed() >= spec.start_timeout => Some(Status::NeverStarted),
+                        Phase::Waiting if t0.elapsed() >= spec.pod.start_timeout => Some(Status::NeverStarted),
                         Phase::Running(since) if since.elapsed() >= run_limit => Some(Status::TimedOut),
                         _ => None,
                     };
@@ -453,7 +447,7 @@ pub async fn run(
                     let reason = match status {
                         Status::NeverStarted => format!(
                             "not started after {}: {} (node {}){}",
-                            util::duration::format(spec.start_timeout),
+                            util::duration::format(spec.pod.start_timeout),
                             if t.last_text.is_empty() { "no pod seen" } else { &t.last_text },
                             t.ready,
                             cpu_shortage(spec.guaranteed_cpus, &t.last_text, &nodes[i])

@@ -34,8 +34,7 @@ pub struct Spec {
     pub node: String,
     pub labels: BTreeMap<String, String>,
     pub image: String,
-    /// `Never`, `IfNotPresent` or `Always`.
-    pub pull_policy: String,
+    pub pull_policy: crate::pod::PullPolicy,
     /// The container's command line.
     pub command: Vec<String>,
     /// Whole CPUs for a Guaranteed pod (requests = limits); `None`: Burstable (100m requested).
@@ -79,7 +78,7 @@ pub fn build(s: &Spec) -> Job {
     let container = Container {
         name: CONTAINER.to_string(),
         image: Some(s.image.clone()),
-        image_pull_policy: Some(s.pull_policy.clone()),
+        image_pull_policy: Some(s.pull_policy.to_string()),
         command: Some(s.command.clone()),
         security_context: Some(SecurityContext { privileged: Some(true), ..Default::default() }),
         resources: Some(resources),
@@ -167,7 +166,7 @@ mod tests {
             node: "vm".into(),
             labels: labels::for_node("0a1b2c3d", "check", 0),
             image: "localhost/lowlat:0.1.0".into(),
-            pull_policy: "Never".into(),
+            pull_policy: crate::pod::PullPolicy::Never,
             command: vec!["lowlat".into(), "cluster".into(), "agent".into()],
             guaranteed_cpus: None,
             deadline_s: 120,

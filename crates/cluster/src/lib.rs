@@ -35,6 +35,7 @@ pub mod job;
 pub mod labels;
 pub mod model;
 pub mod nodes;
+pub mod pod;
 pub mod rt;
 pub mod snapshot;
 pub mod view;
@@ -145,11 +146,6 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
 /// The tool string written into results.
 pub(crate) fn tool(generator: &str) -> String {
     generator.to_string()
-}
-
-/// The image this lowlat builds (`image/build.sh`): `image/NAME` + `:` + the version.
-pub fn default_image() -> String {
-    format!("{}:{}", include_str!("../../../image/NAME").trim(), env!("CARGO_PKG_VERSION"))
 }
 
 #[cfg(test)]

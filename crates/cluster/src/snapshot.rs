@@ -3,7 +3,6 @@
 //! `--must-gather DIR --node NAME` reads (as it reads an OpenShift performance must-gather).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::conn::Conn;
 use crate::fleet::{self, Event, Gathered, RunSpec};
@@ -15,11 +14,7 @@ pub struct Config {
     pub selector: String,
     /// The must-gather directory (node files go to `DIR/nodes/<node>/`).
     pub out: PathBuf,
-    pub image: String,
-    pub pull_policy: String,
-    /// The container's command line (the agent wrapping `lowlat snapshot -o …/sysinfo.tgz`).
-    pub command: Vec<String>,
-    pub start_timeout: Duration,
+    pub pod: crate::pod::Pod,
 }
 
 /// The file each node's snapshot is written to, as in a must-gather.
@@ -35,12 +30,8 @@ pub fn run(
         let s = conn.session().await?;
         let nodes = fleet::select_nodes(&s, &cfg.selector).await?;
         let spec = RunSpec {
-            verb: "snapshot".into(),
-            image: cfg.image.clone(),
-            pull_policy: cfg.pull_policy.clone(),
-            command: cfg.command.clone(),
-            expected: Duration::from_secs(60),
-            start_timeout: cfg.start_timeout,
+            pod: cfg.pod.clone(),
+            task: crate::pod::Task::Snapshot,
             guaranteed_cpus: None,
             out: cfg.out.join("nodes"),
         };

@@ -52,6 +52,15 @@ fn real_nodes() -> Vec<String> {
     nodes
 }
 
+/// The pods of a test run: the image CI imported on every node.
+fn pod(start_timeout: Duration) -> cluster::pod::Pod {
+    cluster::pod::Pod {
+        image: env("LOWLAT_IMAGE"),
+        pull_policy: cluster::pod::PullPolicy::Never,
+        start_timeout,
+    }
+}
+
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
 }
@@ -160,36 +169,14 @@ fn check_runs_on_both_kubelets_and_reports_the_node_without_one() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let fx = Fixture::new("check");
     let out = tempfile::tempdir().unwrap();
-    let pod_out = "/tmp/lowlat-out";
-    let command: Vec<String> = [
-        "lowlat",
-        "cluster",
-        "agent",
-        "--rt-budget-us",
-        "100000",
-        "--out",
-        pod_out,
-        "--",
-        "check",
-        "--out",
-        pod_out,
-        "--duration",
-        "3s",
-        "--threshold",
-        "10ms",
-    ]
-    .map(String::from)
-    .to_vec();
     let cfg = cluster::check::Config {
         selector: fx.selector(),
         out: out.path().to_path_buf(),
-        image: env("LOWLAT_IMAGE"),
-        pull_policy: "Never".into(),
-        command,
-        expected: Duration::from_secs(30),
-        start_timeout: Duration::from_secs(25),
+        pod: pod(Duration::from_secs(25)),
+        schedule: check::Schedule::new(Duration::from_secs(3)),
+        threshold: Duration::from_millis(10),
+        rt_budget_us: 100_000,
         guaranteed_cpus: None,
-        timer_threshold_ns: 10_000_000,
         generator: "lowlat k8s test".into(),
     };
     let mut lines = Vec::new();
@@ -262,7 +249,7 @@ fn clean_deletes_what_a_crashed_run_left() {
         node: fx.fake.clone(),
         labels: cluster::labels::for_node("deadbeef", "check", 0),
         image: env("LOWLAT_IMAGE"),
-        pull_policy: "Never".into(),
+        pull_policy: cluster::pod::PullPolicy::Never,
         command: vec!["lowlat".into(), "inspect".into()],
         guaranteed_cpus: None,
         deadline_s: 600,
@@ -469,7 +456,7 @@ fn clean_gives_back_the_rt_budget_of_a_killed_pod() {
                 node: n.clone(),
                 labels: cluster::labels::for_node(&run, "check", i),
                 image: env("LOWLAT_IMAGE"),
-                pull_policy: "Never".into(),
+                pull_policy: cluster::pod::PullPolicy::Never,
                 command: command.clone(),
                 guaranteed_cpus: None,
                 deadline_s: 600,
@@ -551,12 +538,7 @@ fn clean_gives_back_the_rt_budget_of_a_killed_pod() {
     // … then the pass on the nodes.
     let cfg = cluster::clean::RecoverConfig {
         selector: fx.selector(),
-        image: env("LOWLAT_IMAGE"),
-        pull_policy: "Never".into(),
-        command: ["lowlat", "cluster", "agent", "--recover-only", "--out", "/tmp/lowlat-out"]
-            .map(String::from)
-            .to_vec(),
-        start_timeout: Duration::from_secs(60),
+        pod: pod(Duration::from_secs(60)),
     };
     let nodes = cluster::clean::recover_rt(&conn(), &cfg, &mut |_| {}).unwrap();
     println!("{}", cluster::view::recovery(&nodes));

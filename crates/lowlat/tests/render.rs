@@ -290,7 +290,7 @@ fn latency_test_image_pool_and_runtime_class_defaults() {
     let plan = make_plan(dir.path());
     let name = format!(
         "image: {}:{}",
-        include_str!("../../../image/NAME").trim(),
+        include_str!("../../render/image-name").trim(),
         env!("CARGO_PKG_VERSION")
     );
     lowlat()

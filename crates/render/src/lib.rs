@@ -215,9 +215,11 @@ pub fn role_of(plan: &Plan, role: Option<&str>) -> String {
         .unwrap_or_else(|| DEFAULT_ROLE.into())
 }
 
-/// The default container image: what `image/build.sh` builds (`image/NAME`:version).
+/// The default container image: what `image/build.sh` builds (`image-name` beside this
+/// crate's manifest, `:` the version). The one definition: `lowlat cluster` and every render
+/// target use it, and `image/build.sh` reads the same file.
 pub fn default_image() -> String {
-    format!("{}:{}", include_str!("../../../image/NAME").trim(), env!("CARGO_PKG_VERSION"))
+    format!("{}:{}", include_str!("../image-name").trim(), env!("CARGO_PKG_VERSION"))
 }
 
 /// Render `target` for `plan`. Options that do not apply to the target are refused.

@@ -27,6 +27,36 @@ impl ExitCode {
     pub fn code(self) -> i32 {
         self as i32
     }
+
+    /// The exit code a lowlat child process ended with, read back (an agent passes its
+    /// child's on); a status lowlat does not document is a runtime error.
+    pub fn from_status(status: i32) -> Self {
+        [
+            Self::Ok,
+            Self::CheckFailed,
+            Self::Usage,
+            Self::Runtime,
+            Self::PartialApply,
+            Self::Interrupted,
+        ]
+        .into_iter()
+        .find(|c| c.code() == status)
+        .unwrap_or(Self::Runtime)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExitCode;
+
+    #[test]
+    fn a_status_reads_back_as_its_code_and_anything_else_as_runtime() {
+        for c in [0, 1, 2, 3, 4, 130] {
+            assert_eq!(ExitCode::from_status(c).code(), c);
+        }
+        assert_eq!(ExitCode::from_status(137), ExitCode::Runtime);
+        assert_eq!(ExitCode::from_status(-1), ExitCode::Runtime);
+    }
 }
 
 /// An error that knows which exit code it means.

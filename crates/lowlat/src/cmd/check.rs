@@ -57,11 +57,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         measure::rt_cgroup::check(&host::Root::live(), t).context("--rt-cgroup")?;
     }
-    let default = Duration::from_secs(if args.quick { 9 } else { 30 });
     let cfg = check::Config {
         exe: std::env::current_exe().context("finding the lowlat binary to run the steps")?,
         out: args.out,
-        timer: args.duration.unwrap_or(default),
+        schedule: check::Schedule::for_run(args.quick, args.duration),
         fsync_dir: args.fsync_dir,
         threshold: args.threshold,
         skip,

@@ -22,6 +22,34 @@ pub struct ConnArgs {
     pub namespace: Option<String>,
 }
 
+/// How each node's pod is started (`check`, `snapshot`, `clean`).
+#[derive(Debug, clap::Args)]
+pub struct PodArgs {
+    /// Image holding lowlat (default: the one `image/build.sh` builds).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// imagePullPolicy of the pods: Never (image imported on every node), IfNotPresent, Always.
+    #[arg(long, value_name = "POLICY", default_value = "Never", value_parser = pull_policy)]
+    pub pull_policy: cluster::pod::PullPolicy,
+    /// Report a node whose pod has not started after this long (Pending, image missing, …).
+    #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span, default_value = "2m")]
+    pub start_timeout: Duration,
+}
+
+fn pull_policy(s: &str) -> Result<cluster::pod::PullPolicy, String> {
+    s.parse()
+}
+
+impl PodArgs {
+    fn pod(self) -> cluster::pod::Pod {
+        cluster::pod::Pod {
+            image: self.image.unwrap_or_else(render::default_image),
+            pull_policy: self.pull_policy,
+            start_timeout: self.start_timeout,
+        }
+    }
+}
+
 /// Arguments of `lowlat cluster`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -78,15 +106,8 @@ pub struct CheckArgs {
     /// Directory for DIR/<node>/… and the fleet report.
     #[arg(long, value_name = "DIR", default_value = "lowlat-fleet")]
     pub out: PathBuf,
-    /// Report a node whose pod has not started after this long (Pending, image missing, …).
-    #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span, default_value = "2m")]
-    pub start_timeout: Duration,
-    /// Image holding lowlat (default: the one `image/build.sh` builds).
-    #[arg(long, value_name = "IMAGE")]
-    pub image: Option<String>,
-    /// imagePullPolicy of the pods: Never (image imported on every node), IfNotPresent, Always.
-    #[arg(long, value_name = "POLICY", default_value = "Never", value_parser = ["Never", "IfNotPresent", "Always"])]
-    pub pull_policy: String,
+    #[command(flatten)]
+    pub pod: PodArgs,
     /// Timer latency each measured CPU must stay below.
     #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_latency, default_value = "100us")]
     pub threshold: Duration,
@@ -111,15 +132,8 @@ pub struct SnapshotArgs {
     /// The must-gather directory to write (DIR/nodes/<node>/sysinfo.tgz).
     #[arg(short, long, value_name = "DIR")]
     pub output: PathBuf,
-    /// Report a node whose pod has not started after this long.
-    #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span, default_value = "2m")]
-    pub start_timeout: Duration,
-    /// Image holding lowlat (default: the one `image/build.sh` builds).
-    #[arg(long, value_name = "IMAGE")]
-    pub image: Option<String>,
-    /// imagePullPolicy of the pods.
-    #[arg(long, value_name = "POLICY", default_value = "Never", value_parser = ["Never", "IfNotPresent", "Always"])]
-    pub pull_policy: String,
+    #[command(flatten)]
+    pub pod: PodArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -161,15 +175,8 @@ pub struct CleanArgs {
     /// Delete the objects only: no pass on the nodes to give back RT budget.
     #[arg(long)]
     pub objects_only: bool,
-    /// Report a node whose pod has not started after this long.
-    #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span, default_value = "1m")]
-    pub start_timeout: Duration,
-    /// Image holding lowlat (default: the one `image/build.sh` builds).
-    #[arg(long, value_name = "IMAGE")]
-    pub image: Option<String>,
-    /// imagePullPolicy of the pods.
-    #[arg(long, value_name = "POLICY", default_value = "Never", value_parser = ["Never", "IfNotPresent", "Always"])]
-    pub pull_policy: String,
+    #[command(flatten)]
+    pub pod: PodArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -185,9 +192,6 @@ pub struct AgentArgs {
     #[arg(last = true, required_unless_present = "recover_only")]
     pub args: Vec<String>,
 }
-
-/// Where the in-pod check writes.
-const POD_OUT: &str = "/tmp/lowlat-out";
 
 fn conn(a: &ConnArgs) -> cluster::Conn {
     cluster::Conn {
@@ -240,39 +244,20 @@ fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
                 ledger: PathBuf::from(cluster::rt::LEDGER_DIR),
                 recover_only: a.recover_only,
             };
-            std::process::exit(cluster::agent::run(&cfg));
+            Ok(cluster::agent::run(&cfg))
         }
     }
 }
 
 fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
-    let timer = a.duration.unwrap_or(Duration::from_secs(if a.quick { 9 } else { 30 }));
-    let t = timer.as_secs().max(1);
-    // lowlat check's own schedule: inspect/plan/verify ~3 s, timer, noise t/3, ticks t/6, fsync t/3.
-    let expected =
-        Duration::from_secs(3 + t + (t / 3).max(2) + (t / 6).max(2) + (t / 3).max(2) + 10);
-    let span = util::duration::format;
-    let mut command: Vec<String> =
-        ["lowlat", "cluster", "agent", "--rt-budget-us"].map(String::from).to_vec();
-    command.extend([a.rt_budget_us.to_string(), "--out".into(), POD_OUT.into(), "--".into()]);
-    command.extend([
-        "check".into(),
-        "--out".into(),
-        POD_OUT.into(),
-        "--duration".into(),
-        span(timer),
-    ]);
-    command.extend(["--threshold".into(), span(a.threshold)]);
     let cfg = cluster::check::Config {
         selector: a.selector,
         out: a.out.clone(),
-        image: a.image.unwrap_or_else(cluster::default_image),
-        pull_policy: a.pull_policy,
-        command,
-        expected,
-        start_timeout: a.start_timeout,
+        pod: a.pod.pod(),
+        schedule: check::Schedule::for_run(a.quick, a.duration),
+        threshold: a.threshold,
+        rt_budget_us: a.rt_budget_us,
         guaranteed_cpus: a.guaranteed_cpus,
-        timer_threshold_ns: a.threshold.as_nanos() as u64,
         generator: format!("lowlat {}", super::VERSION),
     };
     let progress = cluster::view::Progress::default();
@@ -282,20 +267,8 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
-    let file = format!("{POD_OUT}/{}", cluster::snapshot::SYSINFO);
-    let mut command: Vec<String> =
-        ["lowlat", "cluster", "agent", "--rt-budget-us", "0", "--out", POD_OUT, "--"]
-            .map(String::from)
-            .to_vec();
-    command.extend(["snapshot".into(), "-o".into(), file]);
-    let cfg = cluster::snapshot::Config {
-        selector: a.selector,
-        out: a.output.clone(),
-        image: a.image.unwrap_or_else(cluster::default_image),
-        pull_policy: a.pull_policy,
-        command,
-        start_timeout: a.start_timeout,
-    };
+    let cfg =
+        cluster::snapshot::Config { selector: a.selector, out: a.output.clone(), pod: a.pod.pod() };
     let progress = cluster::view::Progress::default();
     let (nodes, interrupted) =
         cluster::snapshot::run(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
@@ -342,15 +315,7 @@ fn clean(conn: &cluster::Conn, ns: Option<&str>, a: CleanArgs) -> anyhow::Result
         return Ok(ExitCode::Ok);
     }
     // Then give back the RT budget killed runs left granted on the nodes.
-    let cfg = cluster::clean::RecoverConfig {
-        selector: a.selector,
-        image: a.image.unwrap_or_else(cluster::default_image),
-        pull_policy: a.pull_policy,
-        command: ["lowlat", "cluster", "agent", "--recover-only", "--out", POD_OUT]
-            .map(String::from)
-            .to_vec(),
-        start_timeout: a.start_timeout,
-    };
+    let cfg = cluster::clean::RecoverConfig { selector: a.selector, pod: a.pod.pod() };
     let progress = cluster::view::Progress::default();
     let nodes = cluster::clean::recover_rt(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
     print!("{}", cluster::view::recovery(&nodes));
@@ -364,7 +329,7 @@ fn clean(conn: &cluster::Conn, ns: Option<&str>, a: CleanArgs) -> anyhow::Result
 fn apply(conn: &cluster::Conn, a: ApplyArgs) -> anyhow::Result<ExitCode> {
     let plan = plan::Plan::load(&a.plan)?;
     let mut opts = render::RenderOptions { role: a.role, ..Default::default() };
-    opts.image = a.image.unwrap_or_else(cluster::default_image);
+    opts.image = a.image.unwrap_or_else(render::default_image);
     if let Some(ns) = &conn.namespace {
         opts.namespace = ns.clone();
     }
@@ -389,4 +354,37 @@ fn apply(conn: &cluster::Conn, a: ApplyArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::CheckFailed);
     }
     Ok(ExitCode::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    /// The argv each task renders is what this binary's hidden `cluster agent` parses back.
+    #[test]
+    fn every_task_argv_parses_as_the_agent_command() {
+        let schedule = check::Schedule::for_run(true, None);
+        let threshold = std::time::Duration::from_micros(100);
+        let tasks = [
+            cluster::pod::Task::Check { rt_budget_us: 5_000, schedule, threshold },
+            cluster::pod::Task::Snapshot,
+            cluster::pod::Task::RecoverRt,
+        ];
+        for t in tasks {
+            let argv = t.argv();
+            let cli =
+                crate::cli::Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            let crate::cli::Command::Cluster(c) = cli.command else { panic!("{argv:?}") };
+            let super::Command::Agent(a) = c.command else { panic!("{argv:?}") };
+            assert_eq!(a.out, std::path::Path::new(cluster::pod::POD_OUT), "{argv:?}");
+            assert_eq!(a.recover_only, t == cluster::pod::Task::RecoverRt);
+            if let cluster::pod::Task::Check { .. } = t {
+                assert_eq!(a.rt_budget_us, 5_000);
+                let child = crate::cli::Cli::try_parse_from(
+                    std::iter::once("lowlat".to_string()).chain(a.args.clone()),
+                );
+                assert!(child.is_ok(), "the in-pod check parses: {:?}", a.args);
+            }
+        }
+    }
 }
