@@ -134,7 +134,11 @@ fn write(fleet: &Fleet, cfg: &Config) -> Result<()> {
     let p = cfg.out.join(FLEET_JSON);
     util::fs::write_atomic(&p, &json, 0o644).map_err(|e| Error::io(&p, e))?;
     let p = cfg.out.join(FLEET_HTML);
-    util::fs::write_atomic(&p, crate::html::render(fleet).as_bytes(), 0o644)
-        .map_err(|e| Error::io(&p, e))?;
+    util::fs::write_atomic(
+        &p,
+        crate::html::render(fleet, Some(cfg.threshold_ns())).as_bytes(),
+        0o644,
+    )
+    .map_err(|e| Error::io(&p, e))?;
     Ok(())
 }

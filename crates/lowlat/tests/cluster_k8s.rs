@@ -463,7 +463,10 @@ fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_no
     );
     assert!(stdout.contains(&format!("CPUs {all}: NOT EXCLUSIVE")), "{stdout}");
     let html = std::fs::read_to_string(out.path().join("fleet-report.html")).unwrap();
-    assert!(html.contains("NOT EXCLUSIVE") && html.contains(">exclusive<"), "fleet report");
+    assert!(
+        html.contains(" NOT EXCLUSIVE</td>") && html.contains(" exclusive</td>"),
+        "fleet report"
+    );
     assert_eq!(labelled_leftovers(), "");
 }
 

@@ -206,10 +206,14 @@ fn cell(h: &mut String, c: &Cell) {
     if let Some(v) = c.verdict {
         classes.push(v.class());
     }
+    let text = match &c.link {
+        Some(href) => format!("<a href=\"{}\">{}</a>", escape(href), escape_lines(&c.text)),
+        None => escape_lines(&c.text),
+    };
     if classes.is_empty() {
-        let _ = write!(h, "<td>{}</td>", escape_lines(&c.text));
+        let _ = write!(h, "<td>{text}</td>");
     } else {
-        let _ = write!(h, "<td class=\"{}\">{}</td>", classes.join(" "), escape_lines(&c.text));
+        let _ = write!(h, "<td class=\"{}\">{text}</td>", classes.join(" "));
     }
 }
 

@@ -121,17 +121,24 @@ pub struct Cell {
     /// Right-aligned (numbers).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub numeric: bool,
+    /// A relative link the text points to (another report beside this one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 impl Cell {
     pub fn text(s: impl Into<String>) -> Self {
-        Self { text: s.into(), verdict: None, numeric: false }
+        Self { text: s.into(), verdict: None, numeric: false, link: None }
     }
     pub fn num(s: impl Into<String>) -> Self {
-        Self { text: s.into(), verdict: None, numeric: true }
+        Self { text: s.into(), verdict: None, numeric: true, link: None }
     }
     pub fn verdict(v: Verdict) -> Self {
-        Self { text: v.label().to_string(), verdict: Some(v), numeric: false }
+        Self { text: v.label().to_string(), verdict: Some(v), numeric: false, link: None }
+    }
+    /// Text that links to `href` (relative: a file beside the report).
+    pub fn link(s: impl Into<String>, href: impl Into<String>) -> Self {
+        Self { link: Some(href.into()), ..Self::text(s) }
     }
     pub fn with_verdict(mut self, v: Verdict) -> Self {
         self.verdict = Some(v);

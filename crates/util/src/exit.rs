@@ -45,6 +45,19 @@ impl ExitCode {
     }
 }
 
+
+/// An error that knows which exit code it means.
+pub trait Classify {
+    /// The exit code this error should end the process with.
+    fn exit_code(&self) -> ExitCode;
+}
+
+impl Classify for crate::duration::Error {
+    fn exit_code(&self) -> ExitCode {
+        ExitCode::Usage
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::ExitCode;
@@ -56,17 +69,5 @@ mod tests {
         }
         assert_eq!(ExitCode::from_status(137), ExitCode::Runtime);
         assert_eq!(ExitCode::from_status(-1), ExitCode::Runtime);
-    }
-}
-
-/// An error that knows which exit code it means.
-pub trait Classify {
-    /// The exit code this error should end the process with.
-    fn exit_code(&self) -> ExitCode;
-}
-
-impl Classify for crate::duration::Error {
-    fn exit_code(&self) -> ExitCode {
-        ExitCode::Usage
     }
 }
