@@ -442,6 +442,31 @@ pub fn run(
         );
     }
 
+    // `lowlat check` with no plan on a host booted with isolation: the host's own isolated
+    // CPUs are what it verifies and measures (never a default plan of its own).
+    for g in [&b2, &b3] {
+        let own = plan::Plan::load(&g.file("check/plan.yaml"));
+        let ticks: Option<results::TicksResult> =
+            g.read("check/ticks.json").ok().and_then(|t| serde_json::from_str(&t).ok());
+        let measured: Option<cpuset::CpuSet> =
+            ticks.map(|t| t.cpus.iter().map(|c| c.cpu as usize).collect());
+        let ok = matches!(&own, Ok(p) if p.isolated == plan.isolated && p.name == "implied-by-cmdline")
+            && measured.as_ref() == Some(&plan.isolated);
+        sum.claim(
+            format!("{}: `lowlat check` judges the host's own isolation", g.name),
+            ok,
+            format!(
+                "check's plan: {}; ticks measured on {}; booted isolated {}",
+                match &own {
+                    Ok(p) => format!("{} isolating {}", p.name, p.isolated),
+                    Err(e) => format!("unreadable ({e})"),
+                },
+                measured.map_or_else(|| "nothing".into(), |m| m.to_list()),
+                plan.isolated
+            ),
+        );
+    }
+
     // The same plan without the arguments: those checks fail, each with its fix.
     let bare = report(&b4, "verify-booted.json")?;
     let not_failed: BTreeSet<String> = set(BARE_FAILS)

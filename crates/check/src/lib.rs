@@ -49,6 +49,52 @@ pub struct Config {
     /// Run the timer and noise steps from this cgroup for an RT budget (moved there and
     /// back by the measurement, as `lowlat measure --rt-cgroup` does).
     pub rt_cgroup: Option<measure::rt_cgroup::RtCgroup>,
+    /// The partition to verify and measure.
+    pub plan: PlanSource,
+    /// Measure these CPUs instead of the partition's isolated ones.
+    pub cpus: Option<cpuset::CpuSet>,
+}
+
+/// Where the partition the job judges comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanSource {
+    /// A plan file the user gave (`--plan`), already checked against this host.
+    Given { plan: Box<plan::Plan>, file: PathBuf },
+    /// The host's own isolation when its command line isolates CPUs (`isolcpus`, `nohz_full`),
+    /// else a default evaluation plan.
+    Auto,
+}
+
+/// The partition the job judges, resolved for a host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Partition {
+    /// The plan the user gave.
+    Given { plan: Box<plan::Plan>, file: PathBuf },
+    /// The host is already tuned: the plan its command line implies (what `lowlat verify`
+    /// without `--plan` judges). Measuring anything else would measure CPUs the user kept
+    /// for housekeeping.
+    HostOwn(Box<plan::Plan>),
+    /// An untuned host: a default evaluation plan (`lowlat plan`), computed by the plan step.
+    Default,
+}
+
+impl PlanSource {
+    /// The partition for `host` (its running command line decides `Auto`).
+    pub fn resolve(&self, host: &host::Host) -> Partition {
+        match self {
+            PlanSource::Given { plan, file } => {
+                Partition::Given { plan: plan.clone(), file: file.clone() }
+            }
+            PlanSource::Auto => {
+                let own = verify::implied_plan(host);
+                if own.isolated.is_empty() {
+                    Partition::Default
+                } else {
+                    Partition::HostOwn(Box::new(own))
+                }
+            }
+        }
+    }
 }
 
 /// Why the job could not run at all (a step's failure is a note, not an error).
@@ -103,6 +149,8 @@ pub struct Finished {
     pub interrupted: bool,
     /// The plan file, when the plan step wrote one.
     pub plan: Option<PathBuf>,
+    /// Which partition was judged.
+    pub partition: Partition,
     pub out: PathBuf,
     /// The timer ran NOT REAL-TIME because its cgroup has no RT budget, and the run was not
     /// moved: the cause in a few words (`--rt-cgroup root` fixes it).
@@ -194,7 +242,8 @@ impl Job<'_> {
                 continue;
             }
             let started = Instant::now();
-            let outcome = step::run(&self.cfg.exe, step);
+            let outcome =
+                if step.args.is_empty() { Outcome::Done } else { step::run(&self.cfg.exe, step) };
             self.elapsed += started.elapsed();
             on(&Event::Ended { step, outcome: &outcome, took: started.elapsed() });
             self.record(step, &outcome);
@@ -244,11 +293,32 @@ impl Job<'_> {
     }
 }
 
-/// The first three steps: they need nothing but the host.
-fn host_steps(out: &Path) -> Vec<Step> {
+/// The first three steps: they need nothing but the host. A plan step with no arguments was
+/// done in process (the given or the host's own plan written to `plan.yaml`).
+fn host_steps(out: &Path, partition: &Partition) -> Vec<Step> {
     let p = |f: &str| out.join(f);
     let s = |x: PathBuf| x.display().to_string();
     let second = Duration::from_secs(1);
+    let (plan_what, plan_args) = match partition {
+        Partition::Default => (
+            "default evaluation plan".to_string(),
+            vec!["plan".into(), "-o".into(), s(p("plan.yaml"))],
+        ),
+        Partition::Given { file, .. } => (format!("the given plan {}", file.display()), Vec::new()),
+        Partition::HostOwn(own) => (
+            format!(
+                "the host's own isolation (CPUs {} isolated on its command line)",
+                own.isolated
+            ),
+            Vec::new(),
+        ),
+    };
+    // The host's own isolation is what verify judges without --plan (its fixes then name no
+    // plan file the user never wrote).
+    let verify_args = match partition {
+        Partition::HostOwn(_) => vec!["verify".into(), "--json".into()],
+        _ => vec!["verify".into(), "--plan".into(), s(p("plan.yaml")), "--json".into()],
+    };
     vec![
         Step {
             name: Name::Inspect,
@@ -260,8 +330,8 @@ fn host_steps(out: &Path) -> Vec<Step> {
         },
         Step {
             name: Name::Plan,
-            what: "default evaluation plan".into(),
-            args: vec!["plan".into(), "-o".into(), s(p("plan.yaml"))],
+            what: plan_what,
+            args: plan_args,
             file: p("plan.yaml"),
             stdout_to_file: false,
             expect: second,
@@ -269,7 +339,7 @@ fn host_steps(out: &Path) -> Vec<Step> {
         Step {
             name: Name::Verify,
             what: "check the host against the plan".into(),
-            args: vec!["verify".into(), "--plan".into(), s(p("plan.yaml")), "--json".into()],
+            args: verify_args,
             file: p("verify.json"),
             stdout_to_file: true,
             expect: 3 * second,
@@ -282,10 +352,11 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
     let p = |f: &str| cfg.out.join(f);
     let json = |f: &str| ["--json".to_string(), p(f).display().to_string()];
     let span = util::duration::format;
-    let cpus: Vec<String> = match plan.map(|p| &p.isolated).filter(|s| !s.is_empty()) {
-        Some(iso) => vec!["--cpus".into(), iso.to_list()],
-        None => Vec::new(),
-    };
+    let cpus: Vec<String> =
+        match cfg.cpus.as_ref().or(plan.map(|p| &p.isolated)).filter(|s| !s.is_empty()) {
+            Some(cpus) => vec!["--cpus".into(), cpus.to_list()],
+            None => Vec::new(),
+        };
     let measure = |what: &str, d: Duration, extra: &[String], file: &str| {
         let mut args = vec!["measure".to_string(), what.to_string(), "-q".into()];
         args.extend(extra.iter().cloned());
@@ -372,8 +443,33 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
              task. Run `sudo lowlat check` for a full evaluation.",
         ));
     }
-    job.run(&host_steps(&cfg.out), on);
-    if job.plan.as_ref().is_none_or(|p| p.isolated.is_empty()) {
+    let partition = cfg.plan.resolve(&host::read(&host::Root::live()));
+    match &partition {
+        Partition::Given { plan, .. } | Partition::HostOwn(plan) => {
+            let path = cfg.out.join("plan.yaml");
+            let written = plan.to_yaml().map_err(|e| e.to_string()).and_then(|y| {
+                util::fs::write_atomic(&path, y.as_bytes(), 0o644).map_err(|e| e.to_string())
+            });
+            if let Err(e) = written {
+                job.notes
+                    .push(note(Verdict::Warn, format!("cannot write {}: {e}", path.display())));
+            }
+        }
+        Partition::Default => {}
+    }
+    if let Partition::HostOwn(own) = &partition {
+        job.notes.push(note(
+            Verdict::Info,
+            format!(
+                "This host is already tuned (isolcpus/nohz_full on its command line): verified \
+                 and measured as booted, CPUs {} isolated. `lowlat check --plan FILE` judges \
+                 another partition.",
+                own.isolated
+            ),
+        ));
+    }
+    job.run(&host_steps(&cfg.out, &partition), on);
+    if cfg.cpus.is_none() && job.plan.as_ref().is_none_or(|p| p.isolated.is_empty()) {
         job.notes.push(note(
             Verdict::Warn,
             "No isolated CPUs in the evaluation plan (single-core host, or no plan): timer, noise \
@@ -423,6 +519,7 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
         html_bytes,
         interrupted: job.interrupted,
         plan: plan.map(|_| cfg.out.join("plan.yaml")),
+        partition,
         out: cfg.out.clone(),
         rt_cgroup_fix: rt.cgroup_fix,
     })
@@ -458,14 +555,20 @@ pub fn next_commands(f: &Finished) -> Vec<(String, String)> {
             format!("the timer ran NOT REAL-TIME ({short}): measure from the root cgroup"),
         ));
     }
-    match &f.plan {
-        Some(plan) => {
+    match (&f.plan, &f.partition) {
+        (Some(_), Partition::HostOwn(_)) => v.push((
+            "lowlat verify".to_string(),
+            "the host's own isolation, check by check, with each fix".into(),
+        )),
+        (Some(plan), _) => {
             let plan = plan.display();
-            v.extend([
-                (
+            if f.partition == Partition::Default {
+                v.push((
                     "lowlat plan -o plan.yaml".to_string(),
                     format!("adjust the partition ({plan} is the default)"),
-                ),
+                ));
+            }
+            v.extend([
                 (
                     format!("lowlat render --plan {plan} cmdline --explain"),
                     "the kernel arguments and why".into(),
@@ -481,9 +584,17 @@ pub fn next_commands(f: &Finished) -> Vec<(String, String)> {
                 (format!("lowlat verify --plan {plan}"), "check the effects".into()),
             ]);
         }
-        None => v.push(("lowlat plan -o plan.yaml".into(), "compute a partition".into())),
+        (None, _) => v.push(("lowlat plan -o plan.yaml".into(), "compute a partition".into())),
     }
-    v.push(("lowlat check --duration 12h --out after".into(), "a long run after tuning".into()));
+    // The long run judges the same partition: the given plan, or (after a reboot with the
+    // rendered arguments) the host's own isolation.
+    let after = match (&f.partition, &f.plan) {
+        (Partition::Given { .. } | Partition::Default, Some(p)) => {
+            format!("lowlat check --plan {} --duration 12h --out after", p.display())
+        }
+        _ => "lowlat check --duration 12h --out after".into(),
+    };
+    v.push((after, "a long run after tuning".into()));
     v.push((
         format!(
             "lowlat report --compare {}/*.json --vs after/*.json -o compare.html",

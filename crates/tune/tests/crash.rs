@@ -5,7 +5,7 @@
 //! any index — `revert` alone brings back every file byte for byte.
 //!
 //! Crashes unwind out of the transaction (`tune::fault`, `Stop::Unwind`): no rollback runs, as
-//! after a SIGKILL; `crates/lowlat/tests/apply.rs` does the same to the real process, killed
+//! after a SIGKILL; `crates/lowlat/tests/cli/apply.rs` does the same to the real process, killed
 //! with SIGKILL at each step.
 
 use std::collections::BTreeMap;

@@ -45,7 +45,6 @@ impl ExitCode {
     }
 }
 
-
 /// An error that knows which exit code it means.
 pub trait Classify {
     /// The exit code this error should end the process with.

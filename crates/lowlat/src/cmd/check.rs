@@ -10,9 +10,14 @@ use crate::exit::ExitCode;
 
 /// Arguments of `lowlat check`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Writes into --out DIR (default ./lowlat-out): inspect.json, plan.yaml, \
+#[command(after_help = "Which partition is judged: --plan FILE when given; else, on a host \
+already booted with isolation (isolcpus/nohz_full), the host's own isolated CPUs (as `lowlat \
+verify` without --plan); else a default evaluation plan.\n\
+Writes into --out DIR (default ./lowlat-out): inspect.json, plan.yaml, \
 verify.json, timer.json, noise.json, ticks.json, fsync.json and lowlat-report.html.\n\
 Nothing on the host is changed: the plan is for evaluation only.\n\
+Examples:\n  lowlat check --quick\n  sudo lowlat check --plan plan.yaml --duration 12h --out after\n  \
+lowlat check --cpus 4-7 --fsync-dir /var/lib/etcd\n\
 Exit: 0 when nothing failed, 1 when a check or latency threshold failed.")]
 pub struct Args {
     /// About 20 s in all (timer 9 s, noise 3 s, ticks 2 s, fsync 3 s) instead of about a minute.
@@ -32,6 +37,13 @@ pub struct Args {
     /// Timer latency each isolated CPU must stay below.
     #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_latency, default_value = "100us")]
     pub threshold: Duration,
+    /// The plan to verify and measure (default: the host's own isolation when it is booted
+    /// with one, else a default evaluation plan).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Measure these CPUs (default: the partition's isolated CPUs).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<cpuset::CpuSet>,
     /// Skip steps by name: inspect, plan, verify, timer, noise, ticks, fsync.
     #[arg(long, value_name = "STEP", value_delimiter = ',')]
     pub skip: Vec<String>,
@@ -57,6 +69,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         measure::rt_cgroup::check(&host::Root::live(), t).context("--rt-cgroup")?;
     }
+    // A plan for another host would pass checks vacuously on CPUs this one lacks: refused now.
+    let plan = match &args.plan {
+        Some(file) => {
+            let p = plan::Plan::load(file)?;
+            p.check_host(&host::read(&host::Root::live()))
+                .with_context(|| format!("--plan {}", file.display()))?;
+            check::PlanSource::Given { plan: Box::new(p), file: file.clone() }
+        }
+        None => check::PlanSource::Auto,
+    };
     let cfg = check::Config {
         exe: std::env::current_exe().context("finding the lowlat binary to run the steps")?,
         out: args.out,
@@ -67,6 +89,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         root,
         generator: format!("lowlat {}", super::VERSION),
         rt_cgroup: args.rt_cgroup,
+        plan,
+        cpus: args.cpus,
     };
     // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
     // report is still written (exit 130); a second Ctrl-C exits at once.

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
+use crate::support::lowlat;
 use predicates::prelude::*;
 
 /// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
@@ -14,12 +14,6 @@ fn testdata_dir() -> PathBuf {
 
 fn mg(name: &str) -> String {
     testdata_dir().join("fixtures/must-gather").join(name).display().to_string()
-}
-
-fn lowlat() -> Command {
-    let mut c = Command::cargo_bin("lowlat").unwrap();
-    c.env("NO_COLOR", "1");
-    c
 }
 
 #[test]

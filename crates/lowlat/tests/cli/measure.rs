@@ -9,12 +9,8 @@ use std::path::PathBuf;
 use std::process::Command as StdCommand;
 use std::time::Duration;
 
-use assert_cmd::Command;
+use crate::support::lowlat;
 use predicates::prelude::*;
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").unwrap()
-}
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../results/tests/fixtures").join(name)

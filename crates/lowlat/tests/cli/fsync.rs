@@ -8,11 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use assert_cmd::cargo::CommandCargoExt;
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").unwrap()
-}
+use crate::support::lowlat_std as lowlat;
 
 fn entries(d: &Path) -> Vec<String> {
     std::fs::read_dir(d)

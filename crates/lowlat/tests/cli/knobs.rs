@@ -8,11 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").unwrap_or_else(|e| panic!("{e}"))
-}
+use crate::support::lowlat_std as lowlat;
 
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);

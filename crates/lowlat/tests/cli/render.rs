@@ -4,18 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use crate::support::lowlat;
 use predicates::prelude::*;
 
 /// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
 fn testdata_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata"))
-}
-
-fn lowlat() -> Command {
-    let mut c = Command::cargo_bin("lowlat").unwrap();
-    c.env("NO_COLOR", "1").env_remove("LATENCY_TEST_RUNTIME").env_remove("MAXIMUM_LATENCY");
-    c
 }
 
 fn make_plan(dir: &Path) -> PathBuf {
@@ -290,7 +284,7 @@ fn latency_test_image_pool_and_runtime_class_defaults() {
     let plan = make_plan(dir.path());
     let name = format!(
         "image: {}:{}",
-        include_str!("../../render/image-name").trim(),
+        include_str!("../../../render/image-name").trim(),
         env!("CARGO_PKG_VERSION")
     );
     lowlat()

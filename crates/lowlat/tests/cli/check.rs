@@ -3,12 +3,9 @@
 
 #![allow(clippy::expect_used)]
 
+use crate::support::lowlat;
 use assert_cmd::Command;
 use predicates::prelude::*;
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").expect("binary")
-}
 
 #[test]
 fn quick_check_runs_every_step_and_writes_the_report() {
@@ -219,4 +216,66 @@ fn rt_cgroup_path_that_does_not_exist_is_refused_before_the_steps() {
         .failure()
         .stdout(predicate::str::contains("[1/7]").not())
         .stderr(predicate::str::contains("--rt-cgroup"));
+}
+
+/// `--plan FILE` is the partition judged: written as the run's plan.yaml, verified (not a
+/// default plan), and its isolated CPUs (or `--cpus`) measured; a plan for another host is
+/// refused before anything runs.
+#[test]
+fn a_given_plan_is_what_check_verifies_and_measures() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("mine.yaml");
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let last = (n - 1).to_string();
+    lowlat()
+        .args(["plan", "--isolated", &last, "--name", "mine", "-o"])
+        .arg(&plan)
+        .assert()
+        .success();
+    let out = dir.path().join("o");
+    let a = lowlat()
+        .args(["check", "--skip", "timer,noise,fsync", "--duration", "2s", "--plan"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let stdout = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(stdout.contains(&format!("the given plan {}", plan.display())), "{stdout}");
+    assert!(stdout.contains(&format!("--plan {}", out.join("plan.yaml").display())), "{stdout}");
+    let written = std::fs::read_to_string(out.join("plan.yaml")).expect("plan.yaml");
+    assert!(written.contains("name: mine"), "the given plan, not a default one: {written}");
+    let measured = |dir: &std::path::Path| -> Vec<u64> {
+        let t = std::fs::read_to_string(dir.join("ticks.json")).expect("ticks.json");
+        let t: serde_json::Value = serde_json::from_str(&t).expect("ticks json");
+        t["cpus"].as_array().expect("cpus").iter().filter_map(|c| c["cpu"].as_u64()).collect()
+    };
+    assert_eq!(measured(&out), vec![(n - 1) as u64], "measured the plan's isolated CPU");
+
+    // --cpus overrides where the measurements run.
+    let out2 = dir.path().join("o2");
+    lowlat()
+        .args(["check", "--skip", "verify,timer,noise,fsync", "--duration", "2s", "--cpus", "0"])
+        .arg("--out")
+        .arg(&out2)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    assert_eq!(measured(&out2), vec![0]);
+
+    // A plan for a bigger host: refused at once, naming the file.
+    let big = dir.path().join("big.yaml");
+    let text = written.replace(&format!("isolated: '{last}'"), "isolated: 1-511");
+    assert_ne!(text, written, "{written}");
+    std::fs::write(&big, text).unwrap();
+    lowlat()
+        .args(["check", "--plan"])
+        .arg(&big)
+        .arg("--out")
+        .arg(dir.path().join("o3"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("--plan {}", big.display())));
+    assert!(!dir.path().join("o3").join("timer.json").exists(), "nothing measured");
 }

@@ -5,14 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use crate::support::lowlat;
 use predicates::prelude::*;
-
-fn lowlat() -> Command {
-    let mut c = Command::cargo_bin("lowlat").unwrap();
-    c.env("NO_COLOR", "1").env("COLUMNS", "120");
-    c
-}
 
 /// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
 fn testdata_dir() -> PathBuf {

@@ -2,12 +2,8 @@
 
 #![allow(clippy::expect_used)]
 
-use assert_cmd::Command;
+use crate::support::lowlat;
 use predicates::prelude::*;
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").expect("binary")
-}
 
 #[test]
 fn completions_cover_every_subcommand() {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use assert_cmd::cargo::CommandCargoExt;
+use crate::support::lowlat_std as lowlat;
 
 /// The repository's `testdata/` (public fixtures and CRD schemas; see `testdata/NOTICE.md`).
 fn testdata_dir() -> PathBuf {
@@ -21,10 +21,6 @@ fn must_gather() -> PathBuf {
         .map(|e| e.path())
         .find(|p| p.join("nodes/worker1").is_dir())
         .unwrap_or_else(|| panic!("no must-gather with nodes/worker1 under {}", base.display()))
-}
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(cmd: &mut Command) -> (i32, String, String) {

@@ -3,15 +3,11 @@
 
 #![allow(clippy::expect_used)]
 
-use assert_cmd::Command;
+use crate::support::lowlat;
 use predicates::prelude::*;
 
 fn fixture(name: &str) -> String {
     format!("{}/../report/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").expect("binary")
 }
 
 #[test]

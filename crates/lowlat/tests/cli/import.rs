@@ -7,12 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
+use crate::support::lowlat;
 use predicates::prelude::*;
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").unwrap()
-}
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../results/tests/fixtures").join(name)

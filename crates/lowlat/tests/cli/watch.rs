@@ -5,14 +5,9 @@
 #![allow(clippy::unwrap_used, reason = "test helpers")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
-
-fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").unwrap()
-}
+use crate::support::lowlat_std as lowlat;
 
 fn lines(p: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
