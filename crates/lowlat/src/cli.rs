@@ -37,6 +37,8 @@ pub enum Command {
     Revert(cmd::apply::RevertArgs),
     /// Check the host against a plan by effects.
     Verify(cmd::verify::Args),
+    /// What is applied now, which boot arguments run or wait for a reboot, and drift.
+    Status(cmd::verify::StatusArgs),
     /// Measure timer latency, OS noise, ticks, fsync latency.
     #[command(subcommand)]
     Measure(cmd::measure::Command),
@@ -67,6 +69,7 @@ impl Cli {
             Command::Apply(a) => apply::run(a),
             Command::Revert(a) => apply::revert(a),
             Command::Verify(a) => verify::run(a),
+            Command::Status(a) => verify::status(a),
             Command::Measure(c) => measure::run(c),
             Command::Import(a) => import::run(a),
             Command::Watch(c) => watch::run(c),

@@ -93,7 +93,7 @@ fn window(before: &Host, after: &Host, duration: Duration) -> Option<Window> {
 }
 
 /// Boot loader command lines for the next boot: BLS entries and /etc/default/grub.
-fn boot_entries(root: &Root) -> Vec<BootEntry> {
+pub fn boot_entries(root: &Root) -> Vec<BootEntry> {
     let mut out = Vec::new();
     let dir = "boot/loader/entries";
     for name in root.list_dir(dir).unwrap_or_default().into_iter().filter(|n| n.ends_with(".conf"))

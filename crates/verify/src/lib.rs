@@ -12,6 +12,7 @@ pub mod knobs;
 pub mod model;
 pub mod render;
 pub mod sets;
+pub mod status;
 pub mod tasks;
 
 pub use gather::{run, Request, Verified};

@@ -62,6 +62,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("note: {}", util::term::sanitize(&note.to_string(), false))
     })?;
     super::common::print_view(&applied)?;
+    let plan = args.plan.display();
+    super::common::print_view(format_args!(
+        "these runtime changes last until reboot: `lowlat render --plan {plan} tuned` (or \
+         systemd) makes them persistent; `lowlat status` shows what is applied\n"
+    ))?;
     Ok(ExitCode::Ok)
 }
 

@@ -69,3 +69,42 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     Ok(if verified.report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })
 }
+
+/// Arguments of `lowlat status`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  lowlat status\n  lowlat status --plan plan.yaml --json\n  \
+lowlat status --root node.tgz --plan plan.yaml\n\
+Exit: 0 (the answer is the output: `attention` lists what needs doing), 2 usage, 3 runtime.")]
+pub struct StatusArgs {
+    /// Compare the boot arguments with this plan (default: the plan the last apply used).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(flatten)]
+    pub json: JsonArg,
+    /// The apply journal (on the host read).
+    #[arg(long, value_name = "PATH", default_value = tune::journal::DEFAULT_JOURNAL)]
+    pub journal: PathBuf,
+}
+
+/// `lowlat status`: what is applied, which boot arguments run or wait for a reboot, drift.
+pub fn status(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let root = args.host.open_root()?;
+    let host = args.host.load()?;
+    let plan = match &args.plan {
+        Some(f) => Some((plan::Plan::load(f)?, f.display().to_string())),
+        None => None,
+    };
+    let records = verify::status::read_journal(&root, &args.journal);
+    let entries = verify::gather::boot_entries(&root);
+    let req = verify::status::Request { plan, journal: args.journal };
+    let s = verify::status::status(&root, &host, records, &entries, &req);
+    if let Some(out) = &args.json.json {
+        out.write_json(&s)?;
+    }
+    if !args.json.to_stdout() {
+        super::common::print_view(verify::status::terminal(&s))?;
+    }
+    Ok(ExitCode::Ok)
+}

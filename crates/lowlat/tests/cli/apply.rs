@@ -712,8 +712,29 @@ fn live_round_trip_apply_verify_revert() {
         }
         // The plan's nohz_full is not booted: pending or failing, never pass.
         assert_ne!(status("cmdline-args").as_deref(), Some("pass"));
+        assert!(out.contains("last until reboot") && out.contains("lowlat status"), "{out}");
+        // `lowlat status`: applied in this boot, from this plan, nothing drifted, the boot
+        // arguments not running.
+        let lowlat_status = || {
+            let (code, json, err) =
+                run(lowlat().arg("status").arg("--journal").arg(&journal).arg("--json"));
+            assert_eq!(code, 0, "{json}{err}");
+            serde_json::from_str::<serde_json::Value>(&json)
+                .unwrap_or_else(|e| panic!("{e}: {json}{err}"))
+        };
+        let s = lowlat_status();
+        assert_eq!(s["applied"]["state"], "active", "{s}");
+        assert_eq!(s["applied"]["run"]["plan"].as_str(), Some(plan.to_str().unwrap_or("")));
+        assert!(s["applied"]["run"]["changes"].as_u64().unwrap_or(0) > 5, "{s}");
+        assert_eq!(s["plan"]["from"], "journal");
+        assert_eq!(s["drift"]["changed"].as_array().map(Vec::len), Some(0), "{s}");
+        assert!(s["boot_args"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|b| b["state"] != "running")));
         let (code, out, err) = run(lowlat().arg("revert").arg("--journal").arg(&journal));
         assert_eq!(code, 0, "{out}{err}");
+        let s = lowlat_status();
+        assert_eq!(s["applied"]["state"], "reverted", "{s}");
     }
     let kept = journal.with_file_name("journal.jsonl.reverted");
     let compared = assert_restored(&before, &kept);
