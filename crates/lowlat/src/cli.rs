@@ -44,6 +44,8 @@ pub enum Command {
     Measure(cmd::measure::Command),
     /// Convert cyclictest / oslat / fio output into a lowlat result file.
     Import(cmd::import::Args),
+    /// Write a timer / noise result in cyclictest's or oslat's text, for their plotting scripts.
+    Export(cmd::import::ExportArgs),
     /// Long-running watchers (storage canary, command duration) with cliff detection.
     #[command(subcommand)]
     Watch(cmd::watch::Command),
@@ -72,6 +74,7 @@ impl Cli {
             Command::Status(a) => verify::status(a),
             Command::Measure(c) => measure::run(c),
             Command::Import(a) => import::run(a),
+            Command::Export(a) => import::export(a),
             Command::Watch(c) => watch::run(c),
             Command::Report(a) => report::run(a),
             Command::Cluster(a) => cluster::run(a),

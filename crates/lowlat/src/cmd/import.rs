@@ -57,3 +57,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::Ok)
 }
+
+/// Arguments of `lowlat export`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lowlat export cyclictest timer.json -H 400 > timer.hist   # for mklatencyplot / gnuplot\n  \
+lowlat export oslat noise.json\n\
+`lowlat import cyclictest|oslat` reads these back."
+)]
+pub struct ExportArgs {
+    /// The format: cyclictest (`T:` lines, `-h`-style histogram, `# Max Latencies:`) or oslat
+    /// (its summary block: 1 µs bucket rows, Minimum/Average/Maximum/Duration).
+    #[arg(value_parser = ["cyclictest", "oslat"])]
+    pub format: String,
+    /// A lowlat timer or noise result (`measure timer|noise --json`, `import`).
+    pub file: PathBuf,
+    /// Histogram rows of 1 µs (cyclictest's -h N, default none; oslat's -b N, default 32).
+    #[arg(long, short = 'H', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub histogram: Option<u32>,
+}
+
+/// Run `lowlat export`.
+pub fn export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let doc = report::Doc::load(&args.file)?;
+    let report::Body::Latency(r) = &doc.body else {
+        return Err(usage(format!(
+            "{}: a {} document; export takes a timer or noise result",
+            args.file.display(),
+            doc.kind
+        )));
+    };
+    let text = match args.format.as_str() {
+        "oslat" => results::export::oslat::to_text(
+            r,
+            args.histogram.unwrap_or(results::export::oslat::DEFAULT_BUCKETS),
+        ),
+        _ => results::export::cyclictest::to_text(r, args.histogram),
+    };
+    print!("{text}");
+    Ok(ExitCode::Ok)
+}

@@ -89,9 +89,43 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(
+    disable_help_flag = true,
+    after_help = "Examples:
+  lowlat measure timer -a 2-5 -D 60s --load cpu --threshold 100us
+  lowlat measure timer -m -S -p95 -i200 -h400 -q -D 10m > hist.txt   # cyclictest's habits
+  lowlat measure timer --tracer -D 30s                                 # rtla timerlat's view
+
+cyclictest's flags work with its meaning: -m (memory is always locked), -n (clock_nanosleep
+is always used), -S/--smp (one pinned thread per measured CPU, lowlat's default), -t without a
+count, -a CPUS, -p PRIO, -i US, -l LOOPS, -D TIME, -b US (= --threshold US --stop-on-threshold),
+-h/-H N (histogram of N 1-µs rows in cyclictest's text), -q (no progress; the text still ends
+the run). -t N (N unpinned threads) has no lowlat equivalent: choose CPUs with -a.
+With --json FILE, FILE holds the partial result while running (rewritten every 5 s)."
+)]
 pub struct TimerArgs {
     #[command(flatten)]
     pub run: RunArgs,
+    /// Print help (`-h` is cyclictest's histogram here).
+    #[arg(long, action = clap::ArgAction::Help)]
+    pub help: Option<bool>,
+    /// cyclictest -m: accepted; lowlat always locks its memory.
+    #[arg(short = 'm', long = "mlockall", hide = true)]
+    pub mlockall: bool,
+    /// cyclictest -n: accepted; lowlat always sleeps with clock_nanosleep.
+    #[arg(short = 'n', long = "nanosleep", hide = true)]
+    pub nanosleep: bool,
+    /// cyclictest -S: accepted; one pinned thread per measured CPU is lowlat's default.
+    #[arg(short = 'S', long = "smp", hide = true)]
+    pub smp: bool,
+    /// cyclictest -t [N]: without N accepted (one thread per CPU); N unpinned threads refused.
+    #[arg(short = 't', long = "threads", hide = true, num_args = 0..=1, default_missing_value = "0")]
+    pub threads: Option<u32>,
+    /// cyclictest -b US: stop at the first wake-up at or above US (= --threshold US
+    /// --stop-on-threshold).
+    #[arg(short = 'b', long = "breaktrace", hide = true, value_parser = parse_latency,
+          conflicts_with = "threshold")]
+    pub breaktrace: Option<Duration>,
     /// Wake-up interval: `1000us`, `1ms` (bare number = µs, like cyclictest -i).
     #[arg(long, short = 'i', default_value = "1000us", value_parser = parse_latency)]
     pub interval: Duration,
@@ -101,8 +135,9 @@ pub struct TimerArgs {
     /// Print cyclictest's text (`T:` lines, `# Min/Avg/Max Latencies:`) instead of the table.
     #[arg(long)]
     pub cyclictest: bool,
-    /// With --cyclictest: add a histogram of N 1-µs buckets (like cyclictest -h N).
-    #[arg(long, short = 'H', value_name = "N", requires = "cyclictest",
+    /// cyclictest's text with a histogram of N 1-µs buckets (cyclictest -h N; implies
+    /// --cyclictest).
+    #[arg(long, short = 'h', short_alias = 'H', visible_short_alias = 'H', value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub histogram: Option<u32>,
     /// Measure with the kernel's timerlat tracer (IRQ and thread latency per CPU, as rtla
@@ -178,9 +213,20 @@ pub struct TicksArgs {
 pub fn run(cmd: Command) -> Result<ExitCode> {
     let tool = format!("lowlat {}", super::VERSION);
     let (run, kind, cyclictest, tracer, save_trace) = match cmd {
-        Command::Timer(a) => {
+        Command::Timer(mut a) => {
+            if let Some(n) = a.threads.filter(|n| *n > 0) {
+                return Err(crate::exit::usage(format!(
+                    "-t {n}: cyclictest's N unpinned threads have no lowlat equivalent; lowlat \
+                     runs one thread pinned to each measured CPU: choose them with -a/--cpus \
+                     (e.g. -a 1-{n})"
+                )));
+            }
+            if let Some(b) = a.breaktrace {
+                (a.run.threshold, a.run.stop_on_threshold) = (Some(b), true);
+            }
             let kind = LatencyKind::Timer { interval: a.interval, loops: a.loops };
-            (a.run, kind, a.cyclictest.then_some(a.histogram), a.tracer, a.save_trace)
+            let text = a.cyclictest || a.histogram.is_some();
+            (a.run, kind, text.then_some(a.histogram), a.tracer, a.save_trace)
         }
         Command::Noise(a) => {
             let kind = LatencyKind::Noise { threshold: a.noise_threshold };
@@ -226,7 +272,9 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         save_trace,
     };
     let out = session::latency(&req).map_err(flagged)?;
-    run.shown.show(out, |r| match cyclictest {
+    // cyclictest's -q silences the live lines, not the summary it ends with.
+    let shown = Shown { json: run.shown.json.clone(), quiet: *quiet && cyclictest.is_none() };
+    shown.show(out, |r| match cyclictest {
         Some(hist) => cyclictest::to_text(r, hist),
         None => table::latency(r),
     })

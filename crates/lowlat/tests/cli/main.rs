@@ -6,6 +6,7 @@ mod support;
 
 mod apply;
 mod check;
+mod compat;
 mod fsync;
 mod generate;
 mod hostile_input;

@@ -1,0 +1,120 @@
+//! The habits of the tools lowlat replaces: cyclictest's flags on `measure timer` (the
+//! OSADL/Ubuntu invocation as people type it) and its histogram text read the way
+//! mklatencyplot-style scripts read it; `lowlat export cyclictest|oslat` round-trips through
+//! `lowlat import`.
+
+#![allow(clippy::expect_used, reason = "test helpers")]
+
+use predicates::prelude::*;
+
+use crate::support::lowlat;
+
+/// The last online CPU (CPU 1 on the 2-vCPU dev VM), leaving CPU 0 for the main thread.
+fn cpu() -> String {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (n - 1).to_string()
+}
+
+/// What mklatencyplot's `grep -v -e "^#" -e "^$" | tr " " "\t"` keeps: `latency count…` rows.
+fn histogram_rows(text: &str) -> Vec<(u64, u64)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("T:") && !l.trim().is_empty())
+        .map(|l| {
+            let mut f = l.split_whitespace().map(|x| x.parse::<u64>().expect(l));
+            (f.next().expect(l), f.next().expect(l))
+        })
+        .collect()
+}
+
+#[test]
+fn the_osadl_cyclictest_invocation_runs_and_prints_a_parsable_histogram() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("timer.json");
+    let a = lowlat()
+        .args(["measure", "timer", "-m", "-S", "-p95", "-i200", "-h400", "-q", "-D", "3s"])
+        .args(["-a", &cpu(), "--json"])
+        .arg(&json)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let out = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let rows = histogram_rows(&out);
+    assert_eq!(rows.len(), 400, "400 rows of 1 µs: {out}");
+    assert_eq!(rows.first().map(|r| r.0), Some(0));
+    assert_eq!(rows.last().map(|r| r.0), Some(399));
+    assert!(out.contains("P:95 I:200"), "-p95 -i200 ran as asked: {out}");
+    assert!(out.contains("# Max Latencies:"), "{out}");
+    let counted: u64 = rows.iter().map(|r| r.1).sum();
+    let overflow: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("# Histogram Overflows:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("overflow line");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(counted + overflow, r["threads"][0]["count"].as_u64().unwrap(), "every wake-up");
+
+    // `export cyclictest` writes the same text from the saved result, and it imports back.
+    let exported =
+        lowlat().args(["export", "cyclictest", "-H", "400"]).arg(&json).assert().success();
+    let text = String::from_utf8_lossy(&exported.get_output().stdout).to_string();
+    assert_eq!(histogram_rows(&text), rows);
+    let txt = dir.path().join("timer.txt");
+    std::fs::write(&txt, &text).unwrap();
+    let back = lowlat().args(["import", "cyclictest"]).arg(&txt).assert().success();
+    let back: serde_json::Value = serde_json::from_slice(&back.get_output().stdout).unwrap();
+    assert_eq!(back["threads"][0]["count"], r["threads"][0]["count"]);
+}
+
+#[test]
+fn cyclictest_flags_without_an_equivalent_name_it() {
+    lowlat()
+        .args(["measure", "timer", "-t", "4", "-D", "1s"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("-t 4").and(predicate::str::contains("-a/--cpus")));
+    // -b US is cyclictest's break trace: a threshold that stops the run.
+    let a = lowlat()
+        .args(["measure", "timer", "-n", "-t", "-b", "1", "-D", "5s", "-a", &cpu(), "--json", "-"])
+        .assert()
+        .code(1);
+    let r: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert!(
+        r["duration_ns"].as_u64().unwrap() < 4_000_000_000,
+        "stopped at the first wake-up ≥ 1 µs: {r}"
+    );
+    lowlat()
+        .args(["measure", "timer", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("-m (memory is always locked)"));
+}
+
+#[test]
+fn noise_exports_as_oslat_text_that_imports_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("noise.json");
+    lowlat()
+        .args(["measure", "noise", "-q", "-D", "2s", "-a", &cpu(), "--json"])
+        .arg(&json)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let a = lowlat().args(["export", "oslat"]).arg(&json).assert().success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(text.contains(&format!("Core:\t {}\n", cpu())), "{text}");
+    let txt = dir.path().join("noise.txt");
+    std::fs::write(&txt, &text).unwrap();
+    let back = lowlat().args(["import", "oslat"]).arg(&txt).assert().success();
+    let back: serde_json::Value = serde_json::from_slice(&back.get_output().stdout).unwrap();
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(back["threads"][0]["count"], r["threads"][0]["count"]);
+    // Not a latency result: said, with what it is.
+    let plan = dir.path().join("p.yaml");
+    lowlat().args(["plan", "-o"]).arg(&plan).assert().success();
+    lowlat()
+        .args(["export", "oslat"])
+        .arg(&plan)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("export takes a timer or noise result"));
+}
