@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use report::model::{Headline, Note};
 use report::{Body, Doc, Kind, Verdict};
+use serde::Serialize;
 
 pub use step::{Name, Outcome, Step};
 
@@ -151,6 +152,8 @@ pub struct Finished {
     pub plan: Option<PathBuf>,
     /// Which partition was judged.
     pub partition: Partition,
+    /// The host's name, as inspect read it.
+    pub hostname: Option<String>,
     pub out: PathBuf,
     /// The timer ran NOT REAL-TIME because its cgroup has no RT budget, and the run was not
     /// moved: the cause in a few words (`--rt-cgroup root` fixes it).
@@ -494,14 +497,13 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
     let rt = realtime::from_docs(&job.docs, cfg.rt_cgroup.as_ref());
     job.notes.extend(rt.notes);
 
-    let title = job
-        .docs
-        .iter()
-        .find_map(|d| match &d.body {
-            Body::Inspect(h) => h.hostname.as_ref().map(|n| format!("lowlat check: {n}")),
-            _ => None,
-        })
-        .unwrap_or_else(|| "lowlat check".to_string());
+    let hostname = job.docs.iter().find_map(|d| match &d.body {
+        Body::Inspect(h) => h.hostname.clone(),
+        _ => None,
+    });
+    let title = hostname
+        .as_ref()
+        .map_or_else(|| "lowlat check".to_string(), |n| format!("lowlat check: {n}"));
     let opts = report::Options {
         title,
         generator: cfg.generator.clone(),
@@ -520,6 +522,7 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
         interrupted: job.interrupted,
         plan: plan.map(|_| cfg.out.join("plan.yaml")),
         partition,
+        hostname,
         out: cfg.out.clone(),
         rt_cgroup_fix: rt.cgroup_fix,
     })
@@ -635,5 +638,82 @@ mod schedule_tests {
             (tiny.timer, tiny.noise, tiny.ticks),
             (Duration::from_secs(1), Duration::from_secs(2), Duration::from_secs(2))
         );
+    }
+}
+
+/// Which partition was judged, in the document's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionKind {
+    Given,
+    HostOwn,
+    Default,
+}
+
+/// A next command and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Next {
+    pub command: String,
+    pub why: String,
+}
+
+/// `lowlat check --json`: the verdict, what decided it, what to run next and every file
+/// written.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Document {
+    pub schema_version: u32,
+    /// Always `check`.
+    pub kind: &'static str,
+    pub verdict: Verdict,
+    pub interrupted: bool,
+    pub partition: PartitionKind,
+    /// The plan judged (`plan.yaml` in the output directory).
+    pub plan: Option<PathBuf>,
+    /// Every verdict line of the report, worst first.
+    pub headlines: Vec<Headline>,
+    /// The top findings the terminal shows (one per section first).
+    pub findings: Vec<Headline>,
+    pub next: Vec<Next>,
+    pub report: PathBuf,
+    /// The result files written (those that exist).
+    pub files: Vec<PathBuf>,
+}
+
+impl Finished {
+    /// The `--json` document.
+    pub fn document(&self) -> Document {
+        let files = [
+            "inspect.json",
+            "plan.yaml",
+            "verify.json",
+            "timer.json",
+            "noise.json",
+            "ticks.json",
+            "fsync.json",
+        ]
+        .iter()
+        .map(|f| self.out.join(f))
+        .filter(|p| p.is_file())
+        .collect();
+        Document {
+            schema_version: 1,
+            kind: "check",
+            verdict: self.report.verdict,
+            interrupted: self.interrupted,
+            partition: match self.partition {
+                Partition::Given { .. } => PartitionKind::Given,
+                Partition::HostOwn(_) => PartitionKind::HostOwn,
+                Partition::Default => PartitionKind::Default,
+            },
+            plan: self.plan.clone(),
+            headlines: self.report.headlines.clone(),
+            findings: top_findings(&self.report).into_iter().cloned().collect(),
+            next: next_commands(self)
+                .into_iter()
+                .map(|(command, why)| Next { command, why })
+                .collect(),
+            report: self.html.clone(),
+            files,
+        }
     }
 }

@@ -280,6 +280,43 @@ pub fn report(f: &Fleet, threshold_ns: Option<u64>) -> report::Report {
     }
 }
 
+/// JUnit XML for CI: a suite per node (its name as the hostname), a case for the node's verdict
+/// (a node that did not run fails, with the API's reason) and one per verdict line of its report.
+pub fn junit(f: &Fleet, timestamp: std::time::SystemTime) -> String {
+    use report::junit::{Case, Suite};
+    let suites: Vec<Suite> = f
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut cases = vec![Case {
+                class: "node".into(),
+                name: format!("{}: lowlat check", n.node),
+                verdict: verdict(n.verdict),
+                message: n.reason.clone().unwrap_or_else(|| n.verdict.label().to_string()),
+                detail: format!("status {}", status(n)),
+            }];
+            cases.extend(n.headlines.iter().enumerate().map(|(i, h)| Case {
+                class: "finding".into(),
+                name: format!("{}: finding #{}", n.node, i + 1),
+                verdict: report::Verdict::Info,
+                message: h.clone(),
+                detail: String::new(),
+            }));
+            Suite {
+                name: format!("lowlat cluster check: {}", n.node),
+                hostname: Some(n.node.clone()),
+                cases,
+            }
+        })
+        .collect();
+    let meta = report::junit::Meta {
+        hostname: None,
+        timestamp,
+        time: Some(std::time::Duration::from_nanos(f.duration_ns)),
+    };
+    report::junit::write(&format!("lowlat cluster check: {}", f.selector), &suites, &meta)
+}
+
 /// The page: [`report`] drawn by the report crate.
 pub fn render(f: &Fleet, threshold_ns: Option<u64>) -> String {
     report::html::render(&report(f, threshold_ns))
@@ -341,5 +378,13 @@ mod tests {
         assert!(html.contains("href=\"vm/lowlat-report.html\""), "a link to the node's own report");
         // One verdict vocabulary: a node that did not run fails the fleet.
         assert_eq!(report(&f, None).verdict, report::Verdict::Fail);
+        // JUnit: a suite per node, the one that did not run failing with the API's reason.
+        let x = junit(&f, std::time::SystemTime::UNIX_EPOCH);
+        assert_eq!(x.matches("<testsuite ").count(), 2, "{x}");
+        assert!(x.contains("hostname=\"fake-0001\""), "{x}");
+        assert!(
+            x.contains("message=\"not started after 20s: Pending: scheduled on fake-0001\""),
+            "{x}"
+        );
     }
 }

@@ -377,6 +377,8 @@ fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_no
         .args(["--threshold", "10ms", "--start-timeout", "60s", "--image", &env("LOWLAT_IMAGE")])
         .arg("--out")
         .arg(out.path())
+        .arg("--junit")
+        .arg(out.path().join("fleet.junit.xml"))
         .env("KUBECONFIG", env("KUBECONFIG"))
         .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::piped())
@@ -467,6 +469,11 @@ fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_no
         html.contains(" NOT EXCLUSIVE</td>") && html.contains(" exclusive</td>"),
         "fleet report"
     );
+    // JUnit for CI: a suite per node, named by its host.
+    let junit = std::fs::read_to_string(out.path().join("fleet.junit.xml")).unwrap();
+    for n in &fx.nodes {
+        assert!(junit.contains(&format!("hostname=\"{n}\"")), "{n}: {junit}");
+    }
     assert_eq!(labelled_leftovers(), "");
 }
 

@@ -11,6 +11,7 @@ pub mod heatmap;
 pub mod html;
 pub mod input;
 pub mod inspect_view;
+pub mod junit;
 mod markup;
 pub mod model;
 pub mod sections;

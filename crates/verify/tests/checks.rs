@@ -326,12 +326,6 @@ fn json_and_junit_shapes() {
         assert!(v["summary"][k].is_u64(), "summary has {k}");
     }
     assert!(v["checks"].as_array().is_some_and(|a| a.iter().any(|c| c["status"] == "n.a.")));
-    let x = render::junit(&r);
-    assert!(
-        x.contains("<failure message=\"SMT siblings 3 of isolated CPUs 1 are housekeeping"),
-        "{x}"
-    );
-    assert!(x.contains(&format!("failures=\"{}\"", r.summary.fail)));
 }
 
 #[test]

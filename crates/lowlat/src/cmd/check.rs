@@ -44,6 +44,12 @@ pub struct Args {
     /// Measure these CPUs (default: the partition's isolated CPUs).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<cpuset::CpuSet>,
+    #[command(flatten)]
+    pub json: super::common::JsonArg,
+    /// Write JUnit XML here: a suite per report section (hostname, timestamp, time), a test
+    /// case per verdict line, for CI.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Skip steps by name: inspect, plan, verify, timer, noise, ticks, fsync.
     #[arg(long, value_name = "STEP", value_delimiter = ',')]
     pub skip: Vec<String>,
@@ -94,8 +100,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
     // report is still written (exit 130); a second Ctrl-C exits at once.
+    // Output files are checked before an hour of measuring, not after.
+    for (flag, path) in [("--junit", args.junit.as_deref()), ("--json", args.json.file())] {
+        if let Some(p) = path {
+            super::common::check_writable(p).with_context(|| format!("{flag} {}", p.display()))?;
+        }
+    }
+    // With the JSON on stdout, people's view goes to stderr.
+    let to_stderr = args.json.to_stdout();
+    let say = |s: String| {
+        if to_stderr {
+            eprint!("{s}");
+        } else {
+            print!("{s}");
+        }
+    };
+    let started = std::time::SystemTime::now();
+    let t0 = std::time::Instant::now();
     util::signal::install();
-    let done = check::run(&cfg, &mut |e| print!("{}", check::view::event(e)))?;
-    print!("{}", check::view::finished(&done));
+    let done = check::run(&cfg, &mut |e| say(check::view::event(e)))?;
+    say(check::view::finished(&done));
+    if let Some(path) = &args.junit {
+        let suites = report::junit::sections(&done.report, done.hostname.as_deref());
+        let meta =
+            report::junit::Meta { hostname: None, timestamp: started, time: Some(t0.elapsed()) };
+        util::fs::write_atomic(
+            path,
+            report::junit::write("lowlat check", &suites, &meta).as_bytes(),
+            0o644,
+        )
+        .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+    }
+    if let Some(out) = &args.json.json {
+        out.write_json(&done.document())?;
+    }
     Ok(done.exit_code())
 }

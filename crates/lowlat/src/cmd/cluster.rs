@@ -118,6 +118,10 @@ pub struct CheckArgs {
     /// static CPU manager). Default: Burstable, 100m requested.
     #[arg(long, value_name = "N")]
     pub guaranteed_cpus: Option<u32>,
+    /// Also write JUnit XML for CI: a suite per node (its name as hostname), the node's verdict
+    /// a test case (a node that did not run fails with the API's reason).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -260,9 +264,17 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
         guaranteed_cpus: a.guaranteed_cpus,
         generator: format!("lowlat {}", super::VERSION),
     };
+    if let Some(p) = &a.junit {
+        super::common::check_writable(p).with_context(|| format!("--junit {}", p.display()))?;
+    }
+    let started = std::time::SystemTime::now();
     let progress = cluster::view::Progress::default();
     let fleet = cluster::check::run(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
     print!("{}", cluster::view::fleet_summary(&fleet, &a.out));
+    if let Some(p) = &a.junit {
+        util::fs::write_atomic(p, cluster::html::junit(&fleet, started).as_bytes(), 0o644)
+            .with_context(|| format!("writing JUnit XML to {}", p.display()))?;
+    }
     Ok(fleet.exit_code())
 }
 

@@ -115,6 +115,14 @@ impl JsonArg {
         self.json.as_ref().is_some_and(Output::is_stdout)
     }
 
+    /// The file the JSON goes to, when it is one.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        match &self.json {
+            Some(Output::File(p)) => Some(p),
+            _ => None,
+        }
+    }
+
     /// Where the human view goes: stderr when the JSON takes stdout, stdout otherwise; through
     /// `util::term::Escaping`, so host text in it (process and cgroup names, paths, commands)
     /// cannot send control sequences.
@@ -153,4 +161,21 @@ impl HostArgs {
         }
         Ok(h)
     }
+}
+
+/// Fail now, before a long run, when `path` cannot be written at its end: its directory is
+/// missing or not a directory, or `path` is a directory.
+pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
+    let dir =
+        path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    if !dir.is_dir() {
+        return Err(crate::exit::usage(format!(
+            "the directory {} does not exist: create it first (nothing was measured)",
+            dir.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(crate::exit::usage(format!("{} is a directory: name a file", path.display())));
+    }
+    Ok(())
 }

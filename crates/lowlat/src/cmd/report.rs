@@ -39,6 +39,9 @@ pub struct Args {
     /// kind, nothing measured).
     #[arg(long)]
     pub strict: bool,
+    /// Also write JUnit XML for CI: a suite per report section, a case per verdict line.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// The report's data (verdict, headlines, sections, tables, chart series) as JSON; alone
     /// (or `-`) on stdout instead of the terminal summary.
     #[command(flatten)]
@@ -91,6 +94,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("writing {}", args.output.display()))?;
     if let Some(out) = &args.json.json {
         out.write_json(&model)?;
+    }
+    if let Some(path) = &args.junit {
+        let meta = report::junit::Meta {
+            hostname: None,
+            timestamp: std::time::SystemTime::now(),
+            time: None,
+        };
+        let xml = report::junit::write(&model.title, &report::junit::sections(&model, None), &meta);
+        util::fs::write_atomic(path, xml.as_bytes(), 0o644)
+            .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
     if !args.json.to_stdout() {
         super::common::print_view(format_args!(

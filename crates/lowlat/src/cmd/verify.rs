@@ -39,6 +39,7 @@ pub struct Args {
 
 /// Run `lowlat verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (started, t0) = (std::time::SystemTime::now(), std::time::Instant::now());
     let root = args.host.open_root()?;
     let host = args.host.load()?;
     let plan = args.plan.as_deref().map(plan::Plan::load).transpose()?;
@@ -55,9 +56,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         journal: args.journal,
         window: args.window,
     };
+    let hostname = host.hostname.clone().or_else(|| host.source.node.clone());
     let verified = verify::run(&root, host, request);
     if let Some(path) = &args.junit {
-        util::fs::write_atomic(path, render::junit(&verified.report).as_bytes(), 0o644)
+        let suite = report::junit::verify(&verified.report, hostname.as_deref());
+        let meta =
+            report::junit::Meta { hostname: None, timestamp: started, time: Some(t0.elapsed()) };
+        let xml = report::junit::write("lowlat verify", &[suite], &meta);
+        util::fs::write_atomic(path, xml.as_bytes(), 0o644)
             .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
     if let Some(out) = &args.json.json {

@@ -279,3 +279,79 @@ fn a_given_plan_is_what_check_verifies_and_measures() {
         .stderr(predicate::str::contains(format!("--plan {}", big.display())));
     assert!(!dir.path().join("o3").join("timer.json").exists(), "nothing measured");
 }
+
+/// `--json` (stdout: the document; people's view on stderr) and `--junit FILE` (a suite per
+/// report section with hostname, timestamp and time); an output in a missing directory is
+/// refused before anything runs. `report --strict --junit` writes the same shape.
+#[test]
+fn check_writes_json_and_junit_for_ci() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("o");
+    let junit = dir.path().join("check.xml");
+    let a = lowlat()
+        .args(["check", "--skip", "timer,noise,fsync", "--duration", "2s", "--json", "--junit"])
+        .arg(&junit)
+        .arg("--out")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&a.get_output().stdout).expect("stdout is the JSON alone");
+    assert_eq!(doc["kind"], "check");
+    assert_eq!(doc["schema_version"], 1);
+    assert!(["pass", "warn", "fail"].contains(&doc["verdict"].as_str().unwrap_or("")), "{doc}");
+    let files: Vec<&str> =
+        doc["files"].as_array().expect("files").iter().filter_map(|f| f.as_str()).collect();
+    for f in ["inspect.json", "plan.yaml", "verify.json", "ticks.json"] {
+        assert!(files.iter().any(|p| p.ends_with(f)), "{f} in {files:?}");
+    }
+    assert!(doc["next"].as_array().is_some_and(|n| !n.is_empty()), "{doc}");
+    let stderr = String::from_utf8_lossy(&a.get_output().stderr);
+    assert!(stderr.contains("[3/7] verify"), "progress on stderr: {stderr}");
+
+    let xml = std::fs::read_to_string(&junit).expect("junit");
+    let x = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let suites: Vec<_> = x.descendants().filter(|n| n.has_tag_name("testsuite")).collect();
+    assert!(suites.len() >= 2, "{xml}");
+    for s in &suites {
+        for attr in ["hostname", "timestamp", "time", "tests", "failures"] {
+            assert!(s.attribute(attr).is_some(), "{attr} on every suite: {xml}");
+        }
+    }
+    let failures: usize =
+        suites.iter().filter_map(|s| s.attribute("failures")?.parse::<usize>().ok()).sum();
+    assert_eq!(
+        failures > 0,
+        doc["verdict"] == "fail",
+        "JUnit fails exactly when check does: {xml}"
+    );
+
+    // report --strict --junit over the same results.
+    let rj = dir.path().join("report.xml");
+    lowlat()
+        .args(["report", "--strict", "--junit"])
+        .arg(&rj)
+        .arg("-o")
+        .arg(dir.path().join("r.html"))
+        .arg(out.join("verify.json"))
+        .arg(out.join("ticks.json"))
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let rxml = std::fs::read_to_string(&rj).expect("report junit");
+    assert!(roxmltree::Document::parse(&rxml).is_ok(), "{rxml}");
+    assert!(rxml.contains("<testsuite "), "{rxml}");
+
+    // A JUnit file in a directory that does not exist: refused at once, nothing run.
+    let out2 = dir.path().join("o2");
+    lowlat()
+        .args(["check", "--junit", "/nonexistent-dir/x.xml", "--out"])
+        .arg(&out2)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--junit /nonexistent-dir/x.xml")
+                .and(predicate::str::contains("does not exist")),
+        );
+    assert!(!out2.exists(), "nothing ran");
+}

@@ -61,7 +61,17 @@ fn fixture_worker_smt_siblings_of_isolated_cpus_are_housekeeping() {
     assert_eq!(check(&v, "irq-activity")["status"], "n.a.");
     assert!(v["summary"]["fail"].as_u64().is_some_and(|f| f >= 1));
     let xml = std::fs::read_to_string(junit.path()).unwrap_or_default();
-    assert!(xml.contains("<testcase classname=\"boot\" name=\"smt-siblings\"><failure"), "{xml}");
+    let x = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let smt = x
+        .descendants()
+        .find(|n| {
+            n.attribute("name") == Some("smt-siblings") && n.attribute("classname") == Some("boot")
+        })
+        .unwrap_or_else(|| panic!("{xml}"));
+    assert_eq!(smt.first_element_child().map(|n| n.tag_name().name()), Some("failure"), "{xml}");
+    let suite =
+        x.descendants().find(|n| n.has_tag_name("testsuite")).unwrap_or_else(|| panic!("{xml}"));
+    assert_eq!(suite.attribute("hostname"), Some("worker1"), "{xml}");
 }
 
 #[test]
