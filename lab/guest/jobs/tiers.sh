@@ -9,9 +9,11 @@ dump_state /out/state-before.txt
 step apply lowlat apply --plan /job/plan.yaml --move-tasks
 dump_state /out/state-applied.txt
 step verify-applied lowlat verify --plan /job/plan.yaml --json /out/verify-applied.json
+step status-applied lowlat status --json /out/status-applied.json
 step snapshot-applied lowlat snapshot -o /out/snapshot-applied.tgz
 cp /var/lib/lowlat/journal.jsonl /out/journal.jsonl 2>/dev/null
 step revert lowlat revert
+step status-reverted lowlat status --json /out/status-reverted.json
 dump_state /out/state-reverted.txt
 [ -f /job/more.sh ] && sh /job/more.sh
 exit 0
