@@ -135,8 +135,33 @@ pub enum Event<'a> {
         total: Duration,
         skipped: bool,
     },
+    /// A step is running (about once a second): how long so far, and what its checkpoint
+    /// says when it has one (a measurement rewrites its result file every 5 s).
+    Running { step: &'a Step, elapsed: Duration, live: Option<Live> },
     /// A step ended.
     Ended { step: &'a Step, outcome: &'a Outcome, took: Duration },
+}
+
+/// What a running measurement's checkpoint says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Live {
+    /// Samples so far, every CPU.
+    pub samples: u64,
+    /// The worst value so far, ns.
+    pub worst_ns: u64,
+}
+
+impl Live {
+    /// Read a timer or noise checkpoint (a partial `LatencyResult`); `None` when there is none
+    /// yet or it is another kind.
+    pub fn read(path: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let r: results::LatencyResult = serde_json::from_str(&text).ok()?;
+        Some(Self {
+            samples: r.threads.iter().map(|t| t.stats.count).sum(),
+            worst_ns: r.threads.iter().map(|t| t.stats.max_ns).max().unwrap_or(0),
+        })
+    }
 }
 
 /// What the job produced.
@@ -245,8 +270,22 @@ impl Job<'_> {
                 continue;
             }
             let started = Instant::now();
-            let outcome =
-                if step.args.is_empty() { Outcome::Done } else { step::run(&self.cfg.exe, step) };
+            // The checkpoint is read only when it changed (every 5 s at most): the measured
+            // CPUs never see this loop, which runs where the job runs and sleeps in between.
+            let mut seen: Option<(std::time::SystemTime, Option<Live>)> = None;
+            let mut tick = |elapsed: Duration| {
+                let modified = std::fs::metadata(&step.file).and_then(|m| m.modified()).ok();
+                if let Some(m) = modified.filter(|m| seen.is_none_or(|(s, _)| s != *m)) {
+                    seen = Some((m, Live::read(&step.file)));
+                }
+                let live = seen.and_then(|(_, l)| l);
+                on(&Event::Running { step, elapsed, live });
+            };
+            let outcome = if step.args.is_empty() {
+                Outcome::Done
+            } else {
+                step::run(&self.cfg.exe, step, &mut tick)
+            };
             self.elapsed += started.elapsed();
             on(&Event::Ended { step, outcome: &outcome, took: started.elapsed() });
             self.record(step, &outcome);

@@ -115,9 +115,15 @@ fn interrupt(child: &Child) {
     );
 }
 
-/// Wait for the child: `None` when it was stopped (time limit or interrupt).
-fn wait(child: &mut Child, limit: Duration) -> (Option<ExitStatus>, bool) {
+/// Wait for the child: `None` when it was stopped (time limit or interrupt). `tick` is called
+/// about once a second with the time so far.
+fn wait(
+    child: &mut Child,
+    limit: Duration,
+    tick: &mut dyn FnMut(Duration),
+) -> (Option<ExitStatus>, bool) {
     let started = Instant::now();
+    let mut ticked = Duration::ZERO;
     let mut signalled_at: Option<Instant> = None;
     let mut forwarded = false;
     loop {
@@ -145,14 +151,21 @@ fn wait(child: &mut Child, limit: Duration) -> (Option<ExitStatus>, bool) {
                 let _ = child.wait();
                 return (None, since_signal.is_some());
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Ok(None) => {
+                std::thread::sleep(Duration::from_millis(100));
+                let t = started.elapsed();
+                if t >= ticked + Duration::from_secs(1) {
+                    ticked = t;
+                    tick(t);
+                }
+            }
             Err(_) => return (None, since_signal.is_some()),
         }
     }
 }
 
-/// Run one step as a child process of `exe` with its time limit.
-pub fn run(exe: &Path, step: &Step) -> Outcome {
+/// Run one step as a child process of `exe` with its time limit; `tick` about once a second.
+pub fn run(exe: &Path, step: &Step, tick: &mut dyn FnMut(Duration)) -> Outcome {
     let mut cmd = Command::new(exe);
     cmd.args(&step.args).stdin(Stdio::null()).stderr(Stdio::piped());
     let _ = std::fs::remove_file(&step.file);
@@ -179,7 +192,7 @@ pub fn run(exe: &Path, step: &Step) -> Outcome {
         }
         s
     });
-    let (status, interrupted) = wait(&mut child, step.limit());
+    let (status, interrupted) = wait(&mut child, step.limit(), tick);
     let err = reader.join().unwrap_or_default();
     // Whole: a plan file with content, or a JSON document that parses.
     let produced = std::fs::read_to_string(&step.file).is_ok_and(|t| {

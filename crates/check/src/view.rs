@@ -31,6 +31,7 @@ pub fn event(e: &Event<'_>) -> String {
             span(*elapsed),
             span(*total)
         ),
+        Event::Running { step, elapsed, live } => format!("{}\n", running(step, *elapsed, *live)),
         Event::Ended { step, outcome, took } => match outcome {
             Outcome::Done => format!(
                 "          done in {:.1}s → {}\n",
@@ -42,6 +43,28 @@ pub fn event(e: &Event<'_>) -> String {
             Outcome::Interrupted => "          interrupted\n".to_string(),
         },
     }
+}
+
+/// The live status of a running step, one line without its end: elapsed and remaining, and
+/// for a measurement the samples and the worst value so far.
+pub fn running(step: &crate::Step, elapsed: Duration, live: Option<crate::Live>) -> String {
+    let left = step.expect.saturating_sub(elapsed);
+    let mut s = format!(
+        "          {:<7} {} of ~{} ({} left)",
+        step.name.as_str(),
+        span(elapsed),
+        span(step.expect),
+        span(left)
+    );
+    if let Some(l) = live {
+        let _ = write!(
+            s,
+            " · {} samples · worst so far {}",
+            report::model::fmt_count(l.samples),
+            report::model::fmt_ns(l.worst_ns)
+        );
+    }
+    s
 }
 
 /// The end: the report's summary, where it was written, the top findings, what to do next.

@@ -355,3 +355,39 @@ fn check_writes_json_and_junit_for_ci() {
         );
     assert!(!out2.exists(), "nothing ran");
 }
+
+/// On a terminal a running step shows one live line, rewritten about once a second, with the
+/// time left and — once the measurement has checkpointed — its samples and worst value so far;
+/// piped (a log), no such line for a short run. The terminal is a real pty (`script`).
+#[test]
+fn a_running_step_shows_a_live_line_on_a_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = assert_cmd::cargo::cargo_bin("lowlat");
+    let cmd = format!(
+        "{} check --skip verify,noise,ticks,fsync --duration 8s --out {}",
+        bin.display(),
+        dir.path().join("tty").display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("script(1) from util-linux");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let live: Vec<&str> =
+        text.split("\r\x1b[2K").skip(1).filter(|l| l.contains(" timer ")).collect();
+    assert!(live.len() >= 5, "a live line about once a second: {text:?}");
+    assert!(live[0].contains(" left)"), "{text:?}");
+    assert!(
+        live.iter().any(|l| l.contains(" samples · worst so far ")),
+        "the checkpoint's samples and worst value: {text:?}"
+    );
+    // Piped: no rewritten lines.
+    let piped = lowlat()
+        .args(["check", "--skip", "verify,noise,ticks,fsync", "--duration", "3s", "--out"])
+        .arg(dir.path().join("pipe"))
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let piped = String::from_utf8_lossy(&piped.get_output().stdout);
+    assert!(!piped.contains('\r') && !piped.contains("\x1b["), "{piped}");
+}
