@@ -244,11 +244,16 @@ mod tests {
             expect: Duration::from_secs(1),
         };
         let sh = Path::new("/bin/sh");
-        assert_eq!(run(sh, &step(&["-c", "echo '{}'"], "a.json")), Outcome::Done);
+        let mut ticks = Vec::new();
+        let mut run = |s: &Step| run(sh, s, &mut |t| ticks.push(t));
+        assert_eq!(run(&step(&["-c", "echo '{}'"], "a.json")), Outcome::Done);
         assert_eq!(
-            run(sh, &step(&["-c", "echo oops >&2; exit 3"], "b.json")),
+            run(&step(&["-c", "echo oops >&2; exit 3"], "b.json")),
             Outcome::Failed("exit 3: oops".into())
         );
-        assert_eq!(run(sh, &step(&["-c", "exit 130"], "c.json")), Outcome::Interrupted);
+        assert_eq!(run(&step(&["-c", "exit 130"], "c.json")), Outcome::Interrupted);
+        // A step that runs a while is ticked about once a second.
+        assert_eq!(run(&step(&["-c", "sleep 2.5; echo '{}'"], "d.json")), Outcome::Done);
+        assert!(ticks.len() >= 2, "{ticks:?}");
     }
 }
