@@ -83,10 +83,21 @@ fn fixture_table_is_grouped_with_fix_hints() {
         .args(["--node", "worker1"]));
     assert_eq!(code, 1);
     assert!(out.contains("live-only checks are n.a."), "{out}");
+    // Readable in 10 s: the verdict right under the header, the commands that fix the
+    // failures each once with the checks they fix, the details after.
+    let lines: Vec<&str> = out.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(lines[1].starts_with("FAIL: 2 of 24 checks fail"), "{out}");
+    let (fix_at, details_at) = (out.find("to fix the failures:"), out.find("\ndetails:\n"));
+    assert!(fix_at.is_some_and(|f| details_at.is_some_and(|d| f < d)), "{out}");
+    assert!(out.contains("      fixes 1: smt-siblings"), "{out}");
+    assert!(
+        out.contains("→ fix [1]"),
+        "a failure points to its fix instead of repeating it: {out}"
+    );
     for group in ["\nboot\n", "\nirq\n", "\ntasks\n"] {
         assert!(out.contains(group), "missing group {group:?}: {out}");
     }
-    assert!(out.contains("→ `lowlat plan` keeps siblings together"), "{out}");
+    assert!(out.contains("[1] `lowlat plan` keeps siblings together"), "{out}");
 }
 
 #[test]
