@@ -67,17 +67,32 @@ pub fn running(step: &crate::Step, elapsed: Duration, live: Option<crate::Live>)
     s
 }
 
-/// The end: the report's summary, where it was written, the top findings, what to do next.
+/// The end: the verdict and its banners, the top findings (the verdict lines that matter
+/// most, once — every other line is in the report), where the report is, what to do next.
 pub fn finished(f: &Finished) -> String {
-    let mut out = format!("\n{}", report::summary::render(&f.report));
-    let _ = writeln!(out, "wrote {} ({} KiB)", f.html.display(), f.html_bytes.div_ceil(1024));
-    let top = crate::top_findings(&f.report);
+    let r = &f.report;
+    let mut out = format!("\n{}: {}\n", sanitize(&r.title, false), r.verdict.label());
+    for b in &r.banners {
+        let mark = if b.verdict >= report::Verdict::Warn { "!" } else { "-" };
+        let _ = writeln!(out, "  {mark} {}", sanitize(&b.text, false));
+    }
+    let top = crate::top_findings(r);
     if !top.is_empty() {
         out.push_str("\ntop findings:\n");
-        for h in top {
+        for h in &top {
             let _ = writeln!(out, "  {:<5} {}", h.verdict.label(), report::summary::short(&h.text));
         }
     }
+    let lines = r.sections.iter().map(|s| s.headlines.len()).sum::<usize>();
+    let more = lines.saturating_sub(top.len());
+    let _ = writeln!(
+        out,
+        "{}wrote {} ({} KiB){}",
+        if top.is_empty() { "\n" } else { "" },
+        f.html.display(),
+        f.html_bytes.div_ceil(1024),
+        if more > 0 { format!(": {more} more verdict line(s) there") } else { String::new() }
+    );
     out.push_str("\nnext:\n");
     for (cmd, why) in crate::next_commands(f) {
         let _ = writeln!(out, "  {cmd:<52} # {why}");
