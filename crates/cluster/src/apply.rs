@@ -260,6 +260,18 @@ pub fn apply(
     })
 }
 
+/// `--dry-run=client`: the objects as they would be sent, one YAML document each, with no
+/// cluster contacted (kubectl's `apply --dry-run=client -o yaml`).
+pub fn client_yaml(manifests: &[Manifest]) -> Result<String> {
+    let mut out = String::new();
+    for m in manifests {
+        let doc = serde_norway::to_string(&m.object)
+            .map_err(|e| Error::Input(format!("{}: {e}", m.source)))?;
+        out.push_str(&format!("---\n# {}\n{doc}", m.source));
+    }
+    Ok(out)
+}
+
 /// One line per object.
 pub fn view(rows: &[Applied], dry_run: bool) -> String {
     let mut s = String::new();

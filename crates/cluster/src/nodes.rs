@@ -253,10 +253,16 @@ pub fn list(conn: &Conn, selector: Option<&str>) -> Result<Vec<NodeInfo>> {
     })
 }
 
-/// The table.
-pub fn table(rows: &[NodeInfo]) -> String {
+/// The rows as YAML (`-o yaml`).
+pub fn yaml(rows: &[NodeInfo]) -> crate::Result<String> {
+    serde_norway::to_string(rows).map_err(|e| crate::Error::Input(format!("nodes as YAML: {e}")))
+}
+
+/// The table; `wide` adds the kubelet's topology scope, memory manager and cgroup driver, its
+/// version and the OS image.
+pub fn table(rows: &[NodeInfo], wide: bool) -> String {
     let dash = |s: Option<&str>| s.filter(|s| !s.is_empty()).unwrap_or("-").to_string();
-    let mut cells: Vec<[String; 10]> = vec![[
+    let mut headers = vec![
         "NAME",
         "READY",
         "ROLES",
@@ -267,8 +273,11 @@ pub fn table(rows: &[NodeInfo]) -> String {
         "CPU-MANAGER",
         "RESERVED",
         "TOPOLOGY",
-    ]
-    .map(str::to_string)];
+    ];
+    if wide {
+        headers.extend(["SCOPE", "MEMORY-MANAGER", "CGROUP-DRIVER", "KUBELET", "OS-IMAGE"]);
+    }
+    let mut t = report::term::Table::new(&headers);
     for r in rows {
         let (cm, reserved, topo) = match &r.kubelet {
             Some(k) => (
@@ -278,7 +287,7 @@ pub fn table(rows: &[NodeInfo]) -> String {
             ),
             None => ("?".into(), "?".into(), "?".into()),
         };
-        cells.push([
+        let mut row = vec![
             r.name.clone(),
             r.ready.split(' ').next().unwrap_or("").trim_start_matches("Ready=").to_string(),
             if r.roles.is_empty() { "-".into() } else { r.roles.join(",") },
@@ -289,16 +298,23 @@ pub fn table(rows: &[NodeInfo]) -> String {
             cm,
             reserved,
             topo,
-        ]);
+        ];
+        if wide {
+            let k = |f: fn(&KubeletConfig) -> Option<&str>| {
+                r.kubelet.as_ref().map_or("?".into(), |k| dash(f(k)))
+            };
+            row.extend([
+                k(|k| k.topology_manager_scope.as_deref()),
+                k(|k| k.memory_manager_policy.as_deref()),
+                k(|k| k.cgroup_driver.as_deref()),
+                dash(Some(&r.kubelet_version)),
+                dash(Some(&r.os_image)),
+            ]);
+        }
+        t.row(row.into_iter().map(|c| util::term::sanitize(&c, false).into_owned()).collect());
     }
-    let widths: Vec<usize> =
-        (0..10).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for row in &cells {
-        let line: Vec<String> = row.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        out.push_str(util::term::sanitize(line.join("  ").trim_end(), false).as_ref());
-        out.push('\n');
-    }
+    // Every column whole (kubectl does not cut a node's row): a width nothing reaches.
+    let mut out = t.render(&report::term::Style::plain(usize::MAX / 4), 0);
     let unread: Vec<String> = rows
         .iter()
         .filter_map(|r| r.kubelet_error.as_ref().map(|e| format!("  {}: {e}", r.name)))

@@ -159,7 +159,7 @@ fn nodes_shows_both_kubelets_with_their_configuration() {
         .filter_map(|r| r.kubelet.as_ref().map(|k| k.cgroup_root.clone().unwrap_or_default()))
         .collect();
     assert!(roots.len() >= 2, "both kubelets report the same cgroupRoot: {roots:?}");
-    let table = cluster::nodes::table(&rows);
+    let table = cluster::nodes::table(&rows, false);
     assert!(table.starts_with("NAME"), "{table}");
 }
 

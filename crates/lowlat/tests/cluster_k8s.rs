@@ -98,6 +98,29 @@ fn labelled_leftovers() -> String {
 
 #[test]
 #[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
+fn nodes_prints_kubectls_output_formats() {
+    let (fx, selector) = Labelled::new("nodes-o");
+    let run = |o: &[&str]| {
+        let a = lowlat().args(["cluster", "nodes", "-l", &selector]).args(o).assert().success();
+        String::from_utf8_lossy(&a.get_output().stdout).into_owned()
+    };
+    let table = run(&[]);
+    let wide = run(&["-o", "wide"]);
+    assert!(table.starts_with("NAME ") && !table.contains("OS-IMAGE"), "{table}");
+    assert!(wide.contains("CGROUP-DRIVER") && wide.contains("OS-IMAGE"), "{wide}");
+    let names = run(&["-o", "name"]);
+    let yaml = run(&["-o", "yaml"]);
+    let json: serde_json::Value = serde_json::from_str(&run(&["-o", "json"])).unwrap();
+    assert_eq!(json.as_array().map(Vec::len), Some(fx.nodes.len()), "{json}");
+    for n in &fx.nodes {
+        assert!(names.contains(&format!("node/{n}\n")), "{names}");
+        assert!(yaml.contains(&format!("name: {n}")), "{yaml}");
+        assert!(wide.contains(n.as_str()), "{wide}");
+    }
+}
+
+#[test]
+#[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
 fn snapshot_of_both_nodes_reads_back_as_a_must_gather() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (fx, selector) = Labelled::new("snapshot");

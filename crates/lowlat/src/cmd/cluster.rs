@@ -87,8 +87,12 @@ pub struct NodesArgs {
     /// Label selector (`node-role.kubernetes.io/worker-rt=`, `a=b,c!=d`); default all nodes.
     #[arg(short = 'l', long, value_name = "SELECTOR")]
     pub selector: Option<String>,
-    /// JSON instead of the table.
-    #[arg(long)]
+    /// Output format, as kubectl's -o: wide (more kubelet columns, kubelet version, OS image),
+    /// json, yaml, name.
+    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = ["wide", "json", "yaml", "name"])]
+    pub output: Option<String>,
+    /// Same as -o json.
+    #[arg(long, conflicts_with = "output")]
     pub json: bool,
 }
 
@@ -151,8 +155,10 @@ pub struct ApplyArgs {
     /// What to render and apply: openshift, performance-profile, k8s-latency-test.
     #[arg(long, value_name = "TARGET", default_value = "openshift")]
     pub target: render::Target,
-    /// `server`: server-side dry run (default); `none`: apply for real.
-    #[arg(long, value_name = "MODE", default_value = "server", value_parser = ["server", "none"])]
+    /// `server`: server-side dry run, validated and defaulted by the API server (default);
+    /// `client`: print the objects that would be sent, as YAML, contacting no cluster;
+    /// `none`: apply for real (kubectl's values).
+    #[arg(long, value_name = "MODE", default_value = "server", value_parser = ["server", "client", "none"])]
     pub dry_run: String,
     /// Take over fields and objects other managers own.
     #[arg(long)]
@@ -220,11 +226,15 @@ fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Nodes(a) => {
             let rows = cluster::nodes::list(&conn, a.selector.as_deref())?;
-            if a.json {
-                println!("{}", serde_json::to_string_pretty(&rows)?);
-            } else {
-                print!("{}", cluster::nodes::table(&rows));
-            }
+            let format = if a.json { Some("json") } else { a.output.as_deref() };
+            let text = match format {
+                Some("json") => format!("{}\n", serde_json::to_string_pretty(&rows)?),
+                Some("yaml") => cluster::nodes::yaml(&rows)?,
+                Some("name") => rows.iter().map(|r| format!("node/{}\n", r.name)).collect(),
+                Some("wide") => cluster::nodes::table(&rows, true),
+                _ => cluster::nodes::table(&rows, false),
+            };
+            super::common::print_view(text)?;
             Ok(ExitCode::Ok)
         }
         Command::Check(a) => check(&conn, a),
@@ -352,6 +362,15 @@ fn apply(conn: &cluster::Conn, a: ApplyArgs) -> anyhow::Result<ExitCode> {
             "the {} target renders no Kubernetes objects",
             a.target
         )));
+    }
+    if a.dry_run == "client" {
+        if a.json {
+            let objects: Vec<&serde_json::Value> = manifests.iter().map(|m| &m.object).collect();
+            println!("{}", serde_json::to_string_pretty(&objects)?);
+        } else {
+            print!("{}", cluster::apply::client_yaml(&manifests)?);
+        }
+        return Ok(ExitCode::Ok);
     }
     let dry = a.dry_run == "server";
     let rows = cluster::apply::apply(conn, &manifests, dry, a.force_conflicts)?;

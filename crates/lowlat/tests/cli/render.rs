@@ -321,3 +321,43 @@ fn latency_test_image_pool_and_runtime_class_defaults() {
             .stdout(predicate::str::contains("machineconfiguration.openshift.io/role: worker-cnf"));
     }
 }
+
+/// `cluster apply --dry-run client` (kubectl's value): the objects as YAML, no cluster needed —
+/// no kubeconfig at all here.
+#[cfg(feature = "cluster")]
+#[test]
+fn cluster_apply_client_dry_run_prints_the_objects_without_a_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("p.yaml");
+    lowlat().args(["plan", "-o"]).arg(&plan).assert().success();
+    let a = lowlat()
+        .args(["cluster", "apply", "--target", "k8s-latency-test", "--dry-run", "client", "--plan"])
+        .arg(&plan)
+        .env("KUBECONFIG", dir.path().join("none"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let docs = out.matches("---\n").count();
+    assert!(docs >= 4, "{out}");
+    for kind in ["kind: Namespace", "kind: ServiceAccount", "kind: Job", "kind: Deployment"] {
+        assert!(out.contains(kind), "{kind}: {out}");
+    }
+    let json = lowlat()
+        .args([
+            "cluster",
+            "apply",
+            "--target",
+            "k8s-latency-test",
+            "--dry-run",
+            "client",
+            "--json",
+            "--plan",
+        ])
+        .arg(&plan)
+        .env("KUBECONFIG", dir.path().join("none"))
+        .assert()
+        .success();
+    let objects: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    assert_eq!(objects.as_array().map(Vec::len), Some(docs));
+}
