@@ -117,6 +117,9 @@ pub enum Verdict {
     ThresholdReached,
     /// Stopped by a signal; the result is partial.
     Interrupted,
+    /// Ran, but the result holds no evidence a verdict can rest on (no samples, unusable
+    /// numbers: `results::evidence`, the reason is in the result's table): never a pass.
+    NoEvidence,
 }
 
 impl Verdict {
@@ -126,6 +129,7 @@ impl Verdict {
             Self::Passed => ExitCode::Ok,
             Self::ThresholdReached => ExitCode::CheckFailed,
             Self::Interrupted => ExitCode::Interrupted,
+            Self::NoEvidence => ExitCode::CheckFailed,
         }
     }
 }
@@ -257,6 +261,8 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         Verdict::Interrupted
     } else if reached {
         Verdict::ThresholdReached
+    } else if results::Evidence::no_evidence(&r).is_some() {
+        Verdict::NoEvidence
     } else {
         Verdict::Passed
     };
@@ -398,7 +404,13 @@ pub fn ticks(req: &TicksRequest) -> Result<Outcome<TicksResult>, MeasureError> {
         started_at: Some(util::time::now_rfc3339()),
     };
     let result = tick_test::run(&cfg)?;
-    let verdict = if util::signal::interrupted() { Verdict::Interrupted } else { Verdict::Passed };
+    let verdict = if util::signal::interrupted() {
+        Verdict::Interrupted
+    } else if results::Evidence::no_evidence(&result).is_some() {
+        Verdict::NoEvidence
+    } else {
+        Verdict::Passed
+    };
     Ok(Outcome { result, verdict })
 }
 
@@ -492,6 +504,7 @@ mod tests {
     fn verdicts_map_to_the_documented_codes() {
         assert_eq!(Verdict::Passed.exit_code().code(), 0);
         assert_eq!(Verdict::ThresholdReached.exit_code().code(), 1);
+        assert_eq!(Verdict::NoEvidence.exit_code().code(), 1, "no evidence is never a pass");
         assert_eq!(Verdict::Interrupted.exit_code().code(), 130);
     }
 

@@ -102,6 +102,11 @@ pub struct ThreadResult {
     /// `count`, `min_ns` … `p9999_ns`.
     #[serde(flatten)]
     pub stats: Summary,
+    /// The input said this thread's min/avg/max but not how many samples it took
+    /// (cyclictest's `# Min/Avg/Max Latencies:` lines alone): `count` is then 0, the maximum
+    /// is known and the distribution is not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_unknown: bool,
     /// timer: wake-ups later than one full interval (periods cyclictest skips silently).
     pub overruns: u64,
     pub histogram: HistogramData,
@@ -159,6 +164,14 @@ pub struct ThreadResult {
     pub hwlat: Option<crate::tracer::HwlatCpu>,
 }
 
+impl ThreadResult {
+    /// Whether the thread's maximum is known: it took samples, or the input gave its
+    /// min/avg/max without a count (`count_unknown`).
+    pub fn max_known(&self) -> bool {
+        self.stats.count > 0 || self.count_unknown
+    }
+}
+
 /// A sample at or above the threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Breach {
@@ -184,7 +197,7 @@ impl LatencyResult {
     /// a completed osnoise period (no gap at or above the threshold is the best osnoise
     /// result, not an empty one); a full hwlat window (no sample is hwlat's best result).
     pub fn measured(&self) -> bool {
-        let samples = self.threads.iter().any(|t| t.stats.count > 0);
+        let samples = self.threads.iter().any(ThreadResult::max_known);
         match self.tracer.as_ref().and_then(|t| t.name) {
             Some(crate::tracer::TracerName::Osnoise) => {
                 samples

@@ -32,8 +32,13 @@ pub fn latency(r: &LatencyResult) -> String {
             "!! virtualized ({v}): the hypervisor's noise is included and tuning cannot remove it"
         );
     }
-    if r.envelope.partial {
-        out.push_str("!! PARTIAL: the run was cut short\n");
+    use crate::evidence::{Evidence as _, NoEvidence};
+    match r.no_evidence() {
+        Some(NoEvidence::Partial(_)) => out.push_str("!! PARTIAL: the run was cut short\n"),
+        Some(n) => {
+            let _ = writeln!(out, "!! NO VERDICT: {n}");
+        }
+        None => {}
     }
     let noise = r.envelope.kind == crate::Kind::Noise;
     let step = r.series_step();
@@ -68,7 +73,7 @@ pub fn latency(r: &LatencyResult) -> String {
         let _ = write!(
             out,
             "{cpu:>4} {:>12} {second:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
-            s.count,
+            if t.count_unknown { "unknown".to_string() } else { s.count.to_string() },
             us(s.min_ns),
             us(s.avg_ns),
             opt_us(s.p50_ns),
