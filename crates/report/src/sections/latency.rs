@@ -130,7 +130,7 @@ fn cpu_name(r: &LatencyResult, t: &ThreadResult) -> String {
 
 /// The worst latency of a thread, `None` when it took no samples.
 pub(crate) fn max_ns(t: &ThreadResult) -> Option<u64> {
-    (t.stats.count > 0).then_some(t.stats.max_ns)
+    t.max_known().then_some(t.stats.max_ns)
 }
 
 /// A percentile or spread of a thread, `None` when unknown: no samples, or an imported
@@ -176,7 +176,11 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     let mut blocks = Vec::new();
     let run = format!(
         "{} of {}{}",
-        fmt_duration_s(env.duration_ns / 1_000_000_000),
+        if env.duration_ns == 0 {
+            "length unknown".to_string()
+        } else {
+            fmt_duration_s(env.duration_ns / 1_000_000_000)
+        },
         env.tool,
         load.as_ref().map_or_else(|| ", no load recorded".to_string(), |l| format!(", load: {l}"))
     );
@@ -255,7 +259,11 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
                 cpu_name(r, w),
                 if max < thr { "below" } else { "at or above" },
                 fmt_ns(thr),
-                fmt_count(samples),
+                if threads.iter().any(|t| t.count_unknown) {
+                    "an unknown number of".to_string()
+                } else {
+                    fmt_count(samples)
+                },
                 threads.len(),
                 if threads.len() == 1 { "" } else { "s" },
                 if overruns > 0 && !noise {

@@ -1,0 +1,204 @@
+//! Issue 21, "verdicts that never lie", through the real binary: the hostile corpus under
+//! `testdata/verdicts/` (see its README) is judged by `report --strict`, `report --compare`,
+//! `import` and `measure etcd`, and nothing in it may say PASS.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, reason = "test helpers")]
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn corpus(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/verdicts").join(name)
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/../report/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn lowlat() -> Command {
+    let mut c = Command::cargo_bin("lowlat").expect("binary");
+    c.env("NO_COLOR", "1").env("COLUMNS", "200");
+    c
+}
+
+/// Items 1, 3, 4: every file of `report-strict.tsv` gets its exit code and its reason under
+/// `report --strict`, and no line says PASS.
+#[test]
+fn report_strict_judges_the_corpus_and_never_passes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("r.html");
+    let table = std::fs::read_to_string(corpus("report-strict.tsv")).expect("tsv");
+    let mut n = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let mut f = line.split('\t');
+        let (file, code, text) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+        let o = lowlat()
+            .arg("report")
+            .arg(corpus(file))
+            .arg("--strict")
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .expect("runs");
+        let all =
+            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code().map(|c| c.to_string()).as_deref(), Some(code), "{file}: {all}");
+        assert!(all.contains(text), "{file}: wants {text:?}: {all}");
+        assert!(!all.contains("PASS"), "{file}: {all}");
+        n += 1;
+    }
+    assert!(n >= 11, "the corpus is read ({n} cases)");
+}
+
+fn compare(before: &PathBuf, after: &PathBuf, dir: &std::path::Path) -> (Option<i32>, String) {
+    let o = lowlat()
+        .args(["report", "--strict", "--compare"])
+        .arg(before)
+        .arg("--vs")
+        .arg(after)
+        .arg("-o")
+        .arg(dir.join("c.html"))
+        .output()
+        .expect("runs");
+    (
+        o.status.code(),
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+    )
+}
+
+/// Item 2: two failing sides say "both fail" (and whether the number improved), never PASS.
+#[test]
+fn compare_of_two_failing_runs_is_never_a_pass() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out) = compare(
+        &corpus("compare/timer-before-20us.json"),
+        &corpus("compare/timer-after-20us.json"),
+        dir.path(),
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("before vs after: FAIL"), "{out}");
+    assert!(out.contains("both fail") && out.contains("improved but still fails"), "{out}");
+    assert!(!out.contains("PASS"), "{out}");
+}
+
+/// Item 2 with item 3: two imports of seed 000's kept evidence compared: the real maxima
+/// (184 µs on both sides: fails the 100 µs threshold), not "PASS … 0 ns → 0 ns".
+#[test]
+fn compare_of_seed_000_evidence_judges_the_maxima() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seed = corpus("cyclictest-latencies-only.txt");
+    let (code, out) = compare(&seed, &seed, dir.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("184 µs → 184 µs") && out.contains("unchanged: still fails"), "{out}");
+    assert!(!out.contains("0 ns → 0 ns") && !out.contains("PASS"), "{out}");
+}
+
+/// Item 2: an after side that is partial or written by a newer lowlat is never a pass.
+#[test]
+fn compare_with_a_partial_or_newer_after_side_is_not_a_pass() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("timer-after.json")).unwrap())
+            .unwrap();
+    let mut partial = after.clone();
+    partial["partial"] = serde_json::json!(true);
+    after["schema_version"] = serde_json::json!(99);
+    for (name, v, why) in
+        [("newer.json", after, "schema_version 99"), ("partial.json", partial, "partial")]
+    {
+        let f = dir.path().join(name);
+        std::fs::write(&f, v.to_string()).unwrap();
+        let (code, out) = compare(&PathBuf::from(fixture("timer.json")), &f, dir.path());
+        assert_ne!(code, Some(0), "{name}: {out}");
+        assert!(out.contains("not a pass: the after side cannot be judged"), "{name}: {out}");
+        assert!(out.contains(why), "{name}: {out}");
+        assert!(!out.contains("PASS"), "{name}: {out}");
+    }
+}
+
+/// Item 2: oslat's 1 µs buckets against lowlat's 100 ns ones: said, not silently compared.
+#[test]
+fn compare_says_when_the_resolutions_differ() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let oslat = dir.path().join("oslat.json");
+    lowlat()
+        .args(["import", "oslat"])
+        .arg(format!("{}/../results/tests/fixtures/oslat-2.4.json", env!("CARGO_MANIFEST_DIR")))
+        .arg("-o")
+        .arg(&oslat)
+        .assert()
+        .success();
+    let (_, out) = compare(&oslat, &PathBuf::from(fixture("noise.json")), dir.path());
+    assert!(
+        out.contains("resolution differs (1.00 µs vs 100 ns): bands below 1.00 µs not comparable"),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("c.html")).unwrap();
+    assert!(html.contains("different resolutions"), "the note is in the report");
+}
+
+/// Item 4: importing a failed run says so, and the result carries `failed`.
+#[test]
+fn import_of_a_failed_run_warns_and_records_it() {
+    let o = lowlat()
+        .args(["import", "cyclictest"])
+        .arg(corpus("cyclictest-return-code-1.json"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("no report will pass it"))
+        .stderr(predicate::str::contains("return_code 1"));
+    let v: serde_json::Value = serde_json::from_slice(&o.get_output().stdout).unwrap();
+    assert_eq!(v["failed"], "cyclictest exited with return_code 1");
+    lowlat()
+        .args(["import", "fio"])
+        .arg(corpus("fio-job-error-5.json"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("fio reported error 5"));
+}
+
+/// Item 1: `measure etcd` on an idle endpoint (a static file behind a plain HTTP server): exit
+/// 1, "no fsyncs observed", no PASS; a NaN bucket: exit 2 naming the metric.
+#[test]
+fn measure_etcd_on_an_idle_or_garbage_endpoint_is_not_a_pass() {
+    for (file, code, text) in [
+        ("idle.prom", 1, "no fsyncs observed"),
+        ("nan-bucket.prom", 2, "not a finite non-negative number"),
+    ] {
+        let body = std::fs::read_to_string(corpus(&format!("etcd-metrics/{file}"))).unwrap();
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://127.0.0.1:{}/metrics", l.local_addr().unwrap().port());
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { return };
+                let _ = s.read(&mut [0u8; 4096]);
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        let o = lowlat()
+            .args([
+                "measure",
+                "etcd",
+                "--endpoint",
+                &url,
+                "--duration",
+                "1s",
+                "--interval",
+                "500ms",
+            ])
+            .output()
+            .expect("runs");
+        let all =
+            format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(code), "{file}: {all}");
+        assert!(all.contains(text), "{file}: {all}");
+        assert!(!all.contains("PASS"), "{file}: {all}");
+    }
+}
