@@ -5,7 +5,7 @@
 //! ([`Evidence::no_evidence`]); callers turn the answer into their own exit code or banner.
 
 use crate::fsync::{EtcdResult, FsyncResult, WatchSample};
-use crate::latency::{LatencyResult, TicksResult};
+use crate::latency::{LatencyResult, ThreadResult, TicksResult};
 use crate::Envelope;
 
 /// Why a result cannot support a PASS.
@@ -74,15 +74,53 @@ impl Evidence for LatencyResult {
                 self.threads.len()
             )));
         }
-        self.threads.iter().find(|t| t.stats.count > 0 && t.stats.min_ns > t.stats.max_ns).map(
-            |t| {
-                NoEvidence::Unusable(format!(
-                    "a thread's minimum ({} ns) is above its maximum ({} ns)",
-                    t.stats.min_ns, t.stats.max_ns
-                ))
-            },
-        )
+        self.threads.iter().find_map(thread_unusable).map(NoEvidence::Unusable)
     }
+}
+
+/// Why one thread's numbers contradict each other (`None`: they do not): a minimum above
+/// the maximum, percentiles that fall, histogram buckets out of order or overlapping, or a
+/// histogram whose buckets do not add up to its count or to the thread's.
+fn thread_unusable(t: &ThreadResult) -> Option<String> {
+    let who = t.cpu.map_or_else(|| "a thread".to_string(), |c| format!("CPU {c}"));
+    let s = &t.stats;
+    if !t.max_known() {
+        return None;
+    }
+    if s.min_ns > s.max_ns {
+        return Some(format!(
+            "{who}: its minimum ({} ns) is above its maximum ({} ns)",
+            s.min_ns, s.max_ns
+        ));
+    }
+    let known: Vec<u64> =
+        [s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.p9999_ns].into_iter().flatten().collect();
+    if known.windows(2).any(|p| p[0] > p[1]) {
+        return Some(format!("{who}: percentiles that fall (p50 … p99.99: {known:?} ns)"));
+    }
+    let h = &t.histogram;
+    let mut prev_hi = 0;
+    for b in &h.buckets {
+        if b.lo_ns >= b.hi_ns || b.lo_ns < prev_hi {
+            return Some(format!(
+                "{who}: histogram bucket {} … {} ns out of order or overlapping the one before (ending at {prev_hi} ns)",
+                b.lo_ns, b.hi_ns
+            ));
+        }
+        prev_hi = b.hi_ns;
+    }
+    if h.buckets.is_empty() || h.count == 0 {
+        return None;
+    }
+    let held = h.buckets.iter().fold(h.overflow, |a, b| a.saturating_add(b.count));
+    if held != h.count {
+        return Some(format!(
+            "{who}: the histogram's buckets and overflow hold {held} samples but its count is {}",
+            h.count
+        ));
+    }
+    (s.count > 0 && s.count != h.count)
+        .then(|| format!("{who}: {} samples, but its histogram holds {}", s.count, h.count))
 }
 
 impl Evidence for TicksResult {

@@ -76,7 +76,7 @@ fn hostile_results_hold_no_evidence_and_say_why() {
     let why = |n: Option<NoEvidence>, name: &str| {
         n.unwrap_or_else(|| panic!("{name}: judged")).to_string()
     };
-    let cases: [(&str, Check, &str); 8] = [
+    let cases: [(&str, Check, &str); 11] = [
         ("timer-no-samples.json", |n| result::<LatencyResult>(n).no_evidence(), "no samples"),
         (
             "timer-no-threads.json",
@@ -89,6 +89,21 @@ fn hostile_results_hold_no_evidence_and_say_why() {
             "above its maximum",
         ),
         ("timer-partial.json", |n| result::<LatencyResult>(n).no_evidence(), "partial"),
+        (
+            "timer-buckets-out-of-order.json",
+            |n| result::<LatencyResult>(n).no_evidence(),
+            "out of order or overlapping",
+        ),
+        (
+            "timer-count-not-histogram.json",
+            |n| result::<LatencyResult>(n).no_evidence(),
+            "5 samples, but its histogram holds 60000",
+        ),
+        (
+            "timer-percentiles-fall.json",
+            |n| result::<LatencyResult>(n).no_evidence(),
+            "percentiles that fall",
+        ),
         ("etcd-idle.json", |n| result::<EtcdResult>(n).no_evidence(), "no fsyncs observed"),
         (
             "etcd-mislabelled.json",
@@ -102,4 +117,26 @@ fn hostile_results_hold_no_evidence_and_say_why() {
         let w = why(check(name), name);
         assert!(w.contains(expect), "{name}: {w}");
     }
+}
+
+/// The rule refuses only what is wrong: every whole import of a real tool's output still holds
+/// evidence.
+#[test]
+fn every_whole_import_of_real_output_holds_evidence() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let tool = match name.split('-').next() {
+            Some("cyclictest") => Tool::Cyclictest,
+            Some("oslat") => Tool::Oslat,
+            Some("fio") => Tool::Fio,
+            _ => continue,
+        };
+        let i = import(tool, &std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(i.no_evidence(), None, "{name}");
+        n += 1;
+    }
+    assert!(n >= 12, "{n} fixtures");
 }
