@@ -202,3 +202,65 @@ fn measure_etcd_on_an_idle_or_garbage_endpoint_is_not_a_pass() {
         assert!(!all.contains("PASS"), "{file}: {all}");
     }
 }
+
+/// Item 7: a result file that could not be written at the end is refused before measuring
+/// (exit 2, the option and the path named, at once), not after a run of hours.
+#[test]
+fn every_output_path_is_checked_before_measuring() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().to_str().unwrap();
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["measure", "timer", "--cpus", "1", "-D", "1h", "--json", "/missing/dir/t.json"],
+            "--json /missing/dir/t.json: its directory does not exist",
+        ),
+        (&["measure", "noise", "--cpus", "1", "-D", "1h", "--json", d], "it is a directory"),
+        (&["measure", "ticks", "-D", "1h", "--json", "/missing/t.json"], "--json /missing/t.json"),
+        (&["measure", "hwlat", "-D", "1h", "--json", "/missing/h.json"], "--json /missing/h.json"),
+        (
+            &["measure", "timer", "--tracer", "--save-trace", "/missing/x.txt", "-D", "1h"],
+            "--save-trace /missing/x.txt",
+        ),
+        (
+            &["measure", "fsync", "--dir", d, "--duration", "1h", "--fio-json", "/missing/f.json"],
+            "--fio-json /missing/f.json",
+        ),
+        (
+            &[
+                "measure",
+                "etcd",
+                "--endpoint",
+                "http://127.0.0.1:1",
+                "--duration",
+                "1h",
+                "--json",
+                "/missing/e.json",
+            ],
+            "--json /missing/e.json",
+        ),
+        (
+            &[
+                "watch",
+                "storage",
+                "--dir",
+                d,
+                "--duration",
+                "1h",
+                "--prometheus",
+                "/missing/p.prom",
+            ],
+            "--prometheus /missing/p.prom",
+        ),
+    ];
+    for (args, text) in cases {
+        let t0 = std::time::Instant::now();
+        lowlat()
+            .args(args)
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(text));
+        assert!(t0.elapsed().as_secs() < 10, "{args:?}: refused only after {:?}", t0.elapsed());
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
+}
