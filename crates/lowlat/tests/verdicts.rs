@@ -264,3 +264,51 @@ fn every_output_path_is_checked_before_measuring() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
 }
+
+/// Item 8: what is not known reads "unknown": the length of an import without one (not "Run:
+/// 0s"), and the virtualization of a snapshot without /proc/cpuinfo (not bare metal, and the
+/// report warns).
+#[test]
+fn unknown_durations_and_virtualization_read_unknown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = lowlat()
+        .arg("report")
+        .arg(corpus("cyclictest-latencies-only.txt"))
+        .arg("-o")
+        .arg(dir.path().join("r.html"))
+        .args(["--json", "-"])
+        .output()
+        .expect("runs");
+    let json = String::from_utf8_lossy(&o.stdout);
+    assert!(json.contains("length unknown of cyclictest"), "{json}");
+    assert!(!json.contains("0s of") && !json.contains("\"0s\""), "{json}");
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("proc")).unwrap();
+    std::fs::create_dir_all(root.join("sys/devices/system/cpu")).unwrap();
+    std::fs::write(root.join("proc/cmdline"), "BOOT_IMAGE=/vmlinuz ro\n").unwrap();
+    std::fs::write(root.join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+    lowlat()
+        .arg("inspect")
+        .arg("--root")
+        .arg(&root)
+        .assert()
+        .stdout(predicate::str::contains("unknown: /proc/cpuinfo could not be read"))
+        .stdout(predicate::str::contains("bare metal").not());
+    let inspect = dir.path().join("i.json");
+    lowlat()
+        .arg("inspect")
+        .arg("--root")
+        .arg(&root)
+        .arg("--json")
+        .arg(&inspect)
+        .output()
+        .expect("runs");
+    assert!(inspect.is_file());
+    lowlat()
+        .arg("report")
+        .arg(&inspect)
+        .arg("-o")
+        .arg(dir.path().join("i.html"))
+        .assert()
+        .stdout(predicate::str::contains("Virtualization unknown"));
+}

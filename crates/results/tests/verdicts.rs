@@ -140,3 +140,61 @@ fn every_whole_import_of_real_output_holds_evidence() {
     }
     assert!(n >= 12, "{n} fixtures");
 }
+
+/// Item 8: a noise run's gaps of ~37 ns all lie in the first 100 ns bucket; its median is
+/// only known to be below 100 ns. The table says `<0.1`, not `0.1` above an avg of 0.037.
+#[test]
+fn percentiles_in_the_first_bucket_read_as_below_its_edge() {
+    let mut h = results::Histogram::new(results::HistogramConfig::LATENCY);
+    for _ in 0..10_000 {
+        h.record(37);
+    }
+    for _ in 0..10 {
+        h.record(5_000);
+    }
+    let t = results::ThreadResult {
+        cpu: Some(1),
+        stats: h.summary(),
+        histogram: h.to_data(),
+        ..Default::default()
+    };
+    assert_eq!(t.stats.p50_ns, Some(99), "the JSON keeps the bucket's upper bound");
+    assert_eq!(t.below_first_bucket(t.stats.p50_ns), Some(100));
+    assert_eq!(t.below_first_bucket(t.stats.p9999_ns), None, "{:?}", t.stats);
+    let mut r: LatencyResult = result("timer-partial.json");
+    r.envelope.partial = false;
+    r.envelope.kind = results::Kind::Noise;
+    r.threads = vec![t];
+    let table = results::export::table::latency(&r);
+    let row = table.lines().find(|l| l.trim_start().starts_with("1 ")).expect("CPU 1 row");
+    assert!(row.contains("<0.1"), "{table}");
+}
+
+/// Item 8: fio keeps no per-window series; the import's worst window is unknown — `null`
+/// as the contract says, not 0.
+#[test]
+fn a_fio_import_has_no_worst_window_rather_than_zero() {
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio-3.33-etcd.json");
+    let i = import(Tool::Fio, &std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let v = serde_json::to_value(&i).unwrap();
+    assert!(v["worst_window_p99_ns"].is_null(), "{}", v["worst_window_p99_ns"]);
+    assert!(v["worst_window_max_ns"].is_null());
+    assert!(v["scenarios"][0]["worst_window_p99_ns"].is_null());
+}
+
+/// Item 8: a p99.9 whose rank falls in cyclictest's overflow is unknown, not the maximum.
+#[test]
+fn a_percentile_in_cyclictests_overflow_is_unknown_not_the_max() {
+    let fixture =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cyclictest-2.4-h40.txt");
+    let r = latency(import(Tool::Cyclictest, &std::fs::read_to_string(fixture).unwrap()).unwrap());
+    let t = r.threads.iter().find(|t| t.histogram.overflow > 0).expect("a thread with overflow");
+    assert_eq!(t.stats.p999_ns, None, "{:?}", t.stats);
+    assert!(t.stats.max_ns > 0);
+    assert!(
+        r.notes.iter().any(|n| n.contains("overflow") && n.contains("unknown")),
+        "{:?}",
+        r.notes
+    );
+}

@@ -69,9 +69,9 @@ pub fn scenario_text(s: &Scenario, bs: usize, sync: &str, window_ns: u64) -> Str
         o,
         "worst {} window: p99 {} (t={:.0}s)  max {} (t={:.0}s)   [{} windows]",
         fmt_ns(window_ns).replace(".00 ", " "),
-        fmt_ns(s.worst_window_p99_ns),
+        s.worst_window_p99_ns.map_or_else(|| "unknown".to_string(), fmt_ns),
         at(&|w| w.p99_ns),
-        fmt_ns(s.worst_window_max_ns),
+        s.worst_window_max_ns.map_or_else(|| "unknown".to_string(), fmt_ns),
         at(&|w| w.max_ns),
         s.windows.len()
     );
@@ -212,7 +212,7 @@ pub fn matrix_table(scenarios: &[Scenario]) -> String {
             fmt_ns(l.p999),
             fmt_ns(l.p9999),
             fmt_ns(l.max),
-            fmt_ns(s.worst_window_p99_ns),
+            s.worst_window_p99_ns.map_or_else(|| "unknown".to_string(), fmt_ns),
             ratio,
             bulk,
             w2 = w - 2,
@@ -318,8 +318,8 @@ mod tests {
             iops: 1000.0,
             duration_ns: 1_000_000_000,
             lat_ns: LatNs { p99, max: p99 * 2, ..Default::default() },
-            worst_window_p99_ns: p99,
-            worst_window_max_ns: p99 * 2,
+            worst_window_p99_ns: Some(p99),
+            worst_window_max_ns: Some(p99 * 2),
             verdicts: verdicts(p99),
             ..Default::default()
         }

@@ -139,6 +139,15 @@ pub(crate) fn pct(t: &ThreadResult, v: Option<u64>) -> Option<u64> {
     v.filter(|_| t.stats.count > 0)
 }
 
+/// A percentile for a table: `< 100 ns` when it lies in the first histogram bucket (its
+/// value is only known to be below the edge), `n/a` when unknown.
+fn pct_text(t: &ThreadResult, v: Option<u64>) -> String {
+    match t.below_first_bucket(pct(t, v)) {
+        Some(edge) => format!("< {}", fmt_ns(edge)),
+        None => fmt_opt_ns(pct(t, v)),
+    }
+}
+
 /// The load that ran, in a few words (`cpu on 0-1`, or the external command).
 pub(crate) fn load_text(l: &LoadInfo) -> String {
     let mut s = l.kind.clone();
@@ -738,10 +747,10 @@ fn percentile_table(r: &LatencyResult, threads: &[&ThreadResult], thr: u64, nois
                 Cell::num(fmt_count(s.count)),
                 Cell::num(fmt_opt_ns(known.map(|()| s.min_ns))),
                 Cell::num(fmt_opt_ns(known.map(|()| s.avg_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p50_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p99_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p999_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p9999_ns))),
+                Cell::num(pct_text(t, s.p50_ns)),
+                Cell::num(pct_text(t, s.p99_ns)),
+                Cell::num(pct_text(t, s.p999_ns)),
+                Cell::num(pct_text(t, s.p9999_ns)),
                 Cell::num(fmt_opt_ns(max_ns(t))).with_verdict(v),
             ];
             row.push(if noise {

@@ -85,6 +85,21 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
             ),
         });
     }
+    if virtualized.is_none() {
+        let unknown = docs.iter().find_map(|d| match &d.body {
+            Body::Inspect(h) => h.virtualization_unknown.as_deref(),
+            _ => None,
+        });
+        if let Some(why) = unknown {
+            banners.push(Note {
+                verdict: Verdict::Warn,
+                text: format!(
+                    "Virtualization unknown ({why}): bare metal cannot be told from a VM, whose \
+                     hypervisor would add latency no tuning inside it can remove."
+                ),
+            });
+        }
+    }
     for doc in docs.iter().filter(|d| d.partial()) {
         banners.push(Note {
             verdict: Verdict::Warn,

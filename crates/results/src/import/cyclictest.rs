@@ -32,6 +32,7 @@ const MAX_THREADS: usize = 8192;
 const OVERRUNS_NOTE: &str =
     "cyclictest skips missed periods silently: overruns are not known for imported runs";
 const SUMMARY_ONLY_NOTE: &str = "only cyclictest's `# Min/Avg/Max Latencies:` lines: each thread's maximum is known and judged; its sample count, percentiles and spread are not";
+const OVERFLOW_PERCENTILES_NOTE: &str = "percentiles whose rank falls in cyclictest's histogram overflow (samples above its -h range) are unknown (n/a): cyclictest keeps no value for them, and the maximum is not one";
 const NO_HISTOGRAM_NOTE: &str =
     "no -h histogram in the input: percentiles are unknown (n/a), and so is the spread";
 
@@ -422,6 +423,9 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
             ),
         );
     }
+    if threads.iter().any(|t| t.histogram.overflow > 0 && t.stats.p9999_ns.is_none()) {
+        notes.push(OVERFLOW_PERCENTILES_NOTE.into());
+    }
     if threads.iter().any(|t| t.count_unknown) {
         notes.push(SUMMARY_ONLY_NOTE.into());
     } else if t.rows.is_empty() && complete {
@@ -565,6 +569,9 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         });
     }
     let mut notes = Vec::new();
+    if threads.iter().any(|t| t.histogram.overflow > 0 && t.stats.p9999_ns.is_none()) {
+        notes.push(OVERFLOW_PERCENTILES_NOTE.into());
+    }
     if !any_hist {
         notes.push(NO_HISTOGRAM_NOTE.into());
     }
