@@ -312,3 +312,27 @@ fn unknown_durations_and_virtualization_read_unknown() {
         .assert()
         .stdout(predicate::str::contains("Virtualization unknown"));
 }
+
+/// Item 12: a non-root `revert` on the live host is a usage error (exit 2) saying to run it
+/// as root, as `apply` is — not a runtime error (3) about an undocumented lock under /run.
+#[test]
+fn a_non_root_revert_is_refused_like_apply() {
+    use std::os::unix::process::CommandExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let journal = dir.path().join("j.jsonl");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lowlat"));
+    cmd.arg("revert").arg("--journal").arg(&journal);
+    // SAFETY: only async-signal-safe setgid/setuid between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::geteuid() == 0 && (libc::setgid(65534) != 0 || libc::setuid(65534) != 0) {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().expect("runs");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("run it as root") && err.contains("sudo lowlat revert"), "{err}");
+}

@@ -97,7 +97,7 @@ pub enum JournalError {
         #[source]
         source: NotAllowed,
     },
-    #[error("another `lowlat apply`/`revert` holds {path} (pid in the file: {holder}); wait for it or remove the lock if that process is gone")]
+    #[error("another `lowlat apply`/`revert` is running (pid {holder}, holding {path}): wait for it to end. The lock is released by the kernel when that process ends, even when it is killed, so it is never stale: do not remove the file — a new run would then take a new lock while that one still writes")]
     Locked { path: PathBuf, holder: String },
     #[error("moving the journal {from} to {to}: {source}")]
     Move { from: PathBuf, to: PathBuf, source: std::io::Error },
@@ -693,7 +693,14 @@ mod tests {
         let path = dir.path().join("j.jsonl");
         let first = Lock::acquire(&path).unwrap_or_else(|e| panic!("{e}"));
         match Lock::acquire(&path) {
-            Err(e @ JournalError::Locked { .. }) => assert_eq!(e.exit_code(), ExitCode::Usage),
+            Err(e @ JournalError::Locked { .. }) => {
+                assert_eq!(e.exit_code(), ExitCode::Usage);
+                // Issue 21, item 12: removing the file while its holder lives let two applies
+                // run at once; the message must not suggest it.
+                let m = e.to_string();
+                assert!(m.contains(&format!("pid {}", std::process::id())), "{m}");
+                assert!(m.contains("do not remove") && !m.contains("remove the lock if"), "{m}");
+            }
             other => panic!("expected the lock refused, got {other:?}"),
         }
         drop(first);
