@@ -13,7 +13,17 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn lowlat() -> Command {
-    Command::cargo_bin("lowlat").unwrap()
+    let mut c = Command::cargo_bin("lowlat").unwrap();
+    c.env("LOWLAT_CPU_LOCK_DIR", lock_dir());
+    c
+}
+
+/// A lock directory of its own for each run (`LOWLAT_CPU_LOCK_DIR`): the tests measure in
+/// parallel on one CPU, which lowlat otherwise refuses (issue 21, item 5).
+fn lock_dir() -> std::path::PathBuf {
+    let d = tempfile::Builder::new().prefix("lowlat-cpu-lock").tempdir().unwrap().keep();
+    std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    d
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -284,6 +294,7 @@ fn ctrl_c_writes_a_partial_result_and_exits_130() {
     let f = dir.path().join("t.json");
     let bin = assert_cmd::cargo::cargo_bin("lowlat");
     let child = StdCommand::new(bin)
+        .env("LOWLAT_CPU_LOCK_DIR", lock_dir())
         .args(["measure", "timer", "-D", "30", "-q", "--cpus", &cpu(), "--load", "cpu", "--json"])
         .arg(&f)
         .spawn()
@@ -350,10 +361,13 @@ fn without_privileges_it_falls_back_to_sched_other_loudly() {
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut cmd = if root {
         let mut c = StdCommand::new("setpriv");
+        c.env("LOWLAT_CPU_LOCK_DIR", lock_dir());
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&bin);
         c
     } else {
-        StdCommand::new(&bin)
+        let mut c = StdCommand::new(&bin);
+        c.env("LOWLAT_CPU_LOCK_DIR", lock_dir());
+        c
     };
     let out = cmd
         .args(["measure", "timer", "-D", "1", "-q", "--cpus", &cpu(), "--json", "-"])
@@ -380,6 +394,7 @@ fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
     let marker = "sleep 301.25";
     let bin = assert_cmd::cargo::cargo_bin("lowlat");
     let mut child = StdCommand::new(bin)
+        .env("LOWLAT_CPU_LOCK_DIR", lock_dir())
         .args(["measure", "timer", "-D", "30", "-q", "--cpus", &cpu()])
         .args(["--load-cmd", &format!("exec {marker}")])
         .spawn()
@@ -423,6 +438,7 @@ fn a_json_file_holds_the_partial_result_while_running() {
     let f = dir.path().join("t.json");
     let bin = assert_cmd::cargo::cargo_bin("lowlat");
     let child = StdCommand::new(bin)
+        .env("LOWLAT_CPU_LOCK_DIR", lock_dir())
         .args(["measure", "timer", "-D", "9", "-q", "--cpus", &cpu(), "--json"])
         .arg(&f)
         .spawn()

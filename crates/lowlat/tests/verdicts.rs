@@ -336,3 +336,43 @@ fn a_non_root_revert_is_refused_like_apply() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("run it as root") && err.contains("sudo lowlat revert"), "{err}");
 }
+
+/// Item 5: measurements own their CPUs. While `measure timer` runs on a CPU, a `measure
+/// noise` (or a second timer) on it is refused at once, naming the CPU and the holder; once
+/// the first ends, the CPU is free again.
+#[test]
+fn a_second_measurement_on_a_busy_cpu_is_refused() {
+    let locks = tempfile::tempdir().expect("tempdir");
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = (n - 1).to_string();
+    let bin = env!("CARGO_BIN_EXE_lowlat");
+    let mut first = std::process::Command::new(bin)
+        .env("LOWLAT_CPU_LOCK_DIR", locks.path())
+        .args(["measure", "timer", "-D", "4", "-q", "--cpus", &cpu])
+        .spawn()
+        .expect("spawn");
+    let lock = locks.path().join(format!("cpu-{cpu}.lock"));
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.contains("measure timer")) {
+        assert!(t0.elapsed().as_secs() < 20, "the first run never took its lock");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for kind in ["noise", "timer"] {
+        let o = lowlat()
+            .env("LOWLAT_CPU_LOCK_DIR", locks.path())
+            .args(["measure", kind, "-D", "1", "-q", "--cpus", &cpu])
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{kind}: {err}");
+        let holder = format!("pid {} (measure timer)", first.id());
+        assert!(err.contains(&format!("CPU {cpu} is being measured by another lowlat")), "{err}");
+        assert!(err.contains(&holder) && err.contains("choose other --cpus"), "{err}");
+    }
+    assert!(first.wait().expect("wait").success());
+    lowlat()
+        .env("LOWLAT_CPU_LOCK_DIR", locks.path())
+        .args(["measure", "noise", "-D", "1", "-q", "--cpus", &cpu])
+        .assert()
+        .success();
+}

@@ -157,6 +157,12 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     if let Some(cpu) = req.main_cpu.filter(|m| cpus.contains(m)) {
         return Err(MeasureError::MainCpuMeasured { cpu });
     }
+    // This run owns its CPUs until it returns: a second measurement on one is refused.
+    let what = match req.kind {
+        LatencyKind::Timer { .. } => "measure timer",
+        LatencyKind::Noise { .. } => "measure noise",
+    };
+    let locks = crate::cpulock::acquire(&crate::cpulock::dir(), &cpus, what)?;
     let online = cpus_of(&host.online_cpus());
     // Moved back when `moved` drops: at the end, on an error return, after Ctrl-C.
     let moved = req.rt_cgroup.as_ref().map(crate::rt_cgroup::enter).transpose()?;
@@ -242,6 +248,7 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     };
     progress.finish(run.as_ref().ok());
     let mut r = run?;
+    r.notes.extend(locks.not_locked.clone());
     r.notes.extend(tracer_note);
     r.notes.extend(load_note);
     if let (Some(m), Some(s)) = (&moved, r.envelope.scheduling.as_mut()) {
@@ -389,6 +396,7 @@ pub fn ticks(req: &TicksRequest) -> Result<Outcome<TicksResult>, MeasureError> {
     let (root, host) = live_host();
     let prefer = [CpuName::NohzFull, CpuName::Isolated];
     let cpus = select::measured(&host, req.cpus.as_ref(), req.main_cpu, &prefer)?;
+    let locks = crate::cpulock::acquire(&crate::cpulock::dir(), &cpus, "measure ticks")?;
     let cfg = tick_test::TicksConfig {
         params: serde_json::json!({ "cpus": list(&cpus), "duration_ns": req.duration.as_nanos() as u64, "main_cpu": req.main_cpu }),
         cpus,
@@ -403,7 +411,9 @@ pub fn ticks(req: &TicksRequest) -> Result<Outcome<TicksResult>, MeasureError> {
         tool: req.tool.clone(),
         started_at: Some(util::time::now_rfc3339()),
     };
-    let result = tick_test::run(&cfg)?;
+    let mut result = tick_test::run(&cfg)?;
+    result.notes.extend(locks.not_locked.clone());
+    drop(locks);
     let verdict = if util::signal::interrupted() {
         Verdict::Interrupted
     } else if results::Evidence::no_evidence(&result).is_some() {
