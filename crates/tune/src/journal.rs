@@ -385,6 +385,15 @@ pub struct SetAside {
 /// a fresh one. `None` when there is no journal or it is this boot's.
 pub fn set_aside_other_boots(path: &Path, boot: &str) -> Result<Option<SetAside>, JournalError> {
     let Some(records) = read(path)? else { return Ok(None) };
+    // A journal that also holds this boot's changes is live: those values are still tuned
+    // and only it knows their old values. Kept (one foreign line set it all aside, and
+    // `revert` then restored nothing); `revert` skips the other boots' lines.
+    let this_boot = records.iter().any(|r| {
+        matches!(r, Record::Change { boot_id, .. } | Record::Begin { boot_id, .. } if boot_id == boot)
+    });
+    if this_boot {
+        return Ok(None);
+    }
     let other = records.iter().find_map(|r| match r {
         Record::Change { boot_id, .. } | Record::Begin { boot_id, .. } if boot_id != boot => {
             Some(boot_id.clone())
@@ -540,6 +549,18 @@ mod tests {
             Some(SetAside { journal: path.clone(), boot: "b".into(), kept_as: kept.clone() })
         );
         assert!(!path.exists() && kept.exists());
+        // Issue 21, item 12: one line of another boot in a journal of this boot's changes
+        // does not set the live journal aside.
+        write_journal(
+            &path,
+            &[
+                change(1, "/proc/irq/3/smp_affinity_list", "c"),
+                change(2, "/proc/irq/4/smp_affinity_list", "b"),
+            ],
+        );
+        assert_eq!(set_aside_other_boots(&path, "c").ok(), Some(None), "mixed: kept");
+        assert!(path.exists());
+        assert_eq!(forget(&path).ok(), Some(dir.path().join("j.jsonl.forgotten")));
         write_journal(&path, &[change(1, "/proc/irq/3/smp_affinity_list", "c")]);
         assert_eq!(forget(&path).ok(), Some(dir.path().join("j.jsonl.forgotten")));
         assert!(!path.exists());
