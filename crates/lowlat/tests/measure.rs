@@ -18,10 +18,15 @@ fn lowlat() -> Command {
     c
 }
 
-/// A lock directory of its own for each run (`LOWLAT_CPU_LOCK_DIR`): the tests measure in
-/// parallel on one CPU, which lowlat otherwise refuses (issue 21, item 5).
+/// A lock directory of its own for each run (`LOWLAT_CPU_LOCK_DIR`, under the build's
+/// `CARGO_TARGET_TMPDIR`): the tests measure in parallel on one CPU, which lowlat otherwise
+/// refuses (issue 21, item 5). Mode 0755, so a run as `nobody` can use it.
 fn lock_dir() -> std::path::PathBuf {
-    let d = tempfile::Builder::new().prefix("lowlat-cpu-lock").tempdir().unwrap().keep();
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cpu-lock-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
     std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     d
 }
