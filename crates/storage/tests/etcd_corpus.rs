@@ -120,3 +120,65 @@ fn unusable_histograms_are_input_errors_that_say_why() {
         assert!(!out.contains("PASS"), "{file}: {out}");
     }
 }
+
+mod agreement {
+    use proptest::prelude::*;
+    use results::Evidence as _;
+    use results::NoEvidence;
+    use storage::etcd::{etcd_hist, PromHistogram, WAL_FSYNC};
+
+    fn value() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            8 => (0u32..5000).prop_map(f64::from),
+            3 => 0.0f64..5000.0,
+            1 => Just(f64::NAN),
+            1 => Just(f64::INFINITY),
+            1 => -100.0f64..0.0,
+        ]
+    }
+
+    proptest! {
+        /// The scrape's check and the evidence rule agree: a histogram the scrape accepts
+        /// (whole live counts, or Prometheus' fractional increase()) is never "unusable" to
+        /// the rule; every other one is refused with a reason, and nothing panics.
+        #[test]
+        fn what_the_scrape_accepts_the_evidence_rule_accepts(
+            counts in prop::collection::vec(value(), 0..8),
+            inf in value(),
+            count in value(),
+            well_formed in any::<bool>(),
+        ) {
+            let les = [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128];
+            let mut counts = counts;
+            let (mut inf, mut count) = (inf, count);
+            if well_formed {
+                // Cumulative, as a real client writes it (fractional: Prometheus' increase()).
+                counts.retain(|c| c.is_finite() && *c >= 0.0);
+                counts.sort_by(f64::total_cmp);
+                inf = counts.last().copied().unwrap_or(0.0) + inf.abs().min(10.0).floor();
+                count = inf;
+            }
+            let mut buckets: Vec<(f64, f64)> = les.iter().copied().zip(counts).collect();
+            buckets.push((f64::INFINITY, inf));
+            let h = PromHistogram { buckets, sum: 1.0, count };
+            let accepted = h.unusable().is_none();
+            prop_assert!(accepted || !well_formed || !inf.is_finite(), "{h:?}: {:?}", h.unusable());
+            if accepted {
+                let r = results::fsync::EtcdResult {
+                    envelope: results::Envelope::new(results::Kind::Etcd, "t"),
+                    endpoint: String::new(),
+                    source: Default::default(),
+                    tls: false,
+                    query: None,
+                    wal_fsync: etcd_hist(WAL_FSYNC, &h),
+                    backend_commit: None,
+                    windows: Vec::new(),
+                    verdicts: Vec::new(),
+                    caveat: String::new(),
+                };
+                let n = r.no_evidence();
+                prop_assert!(!matches!(n, Some(NoEvidence::Unusable(_))), "{n:?} for {h:?}");
+            }
+        }
+    }
+}
