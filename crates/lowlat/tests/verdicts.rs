@@ -94,6 +94,27 @@ fn compare_of_seed_000_evidence_judges_the_maxima() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("184 µs → 184 µs") && out.contains("unchanged: still fails"), "{out}");
     assert!(!out.contains("0 ns → 0 ns") && !out.contains("PASS"), "{out}");
+    // The single report's table: min/avg/max as the lines said, the count unknown, not 0.
+    let o = lowlat()
+        .arg("report")
+        .arg(&seed)
+        .arg("-o")
+        .arg(dir.path().join("r.html"))
+        .args(["--json", "-"])
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let rows = v["sections"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["blocks"].as_array().into_iter().flatten())
+        .filter_map(|b| b["Table"]["rows"].as_array().or(b["rows"].as_array()))
+        .flatten()
+        .map(|r| r.to_string())
+        .find(|r| r.contains("184 µs"))
+        .unwrap_or_else(|| panic!("no row with 184 µs: {v}"));
+    assert!(rows.contains("\"unknown\"") && rows.contains("5.00 µs"), "{rows}");
 }
 
 /// Item 2: an after side that is partial or written by a newer lowlat is never a pass.

@@ -740,11 +740,12 @@ fn percentile_table(r: &LatencyResult, threads: &[&ThreadResult], thr: u64, nois
                 None => Verdict::Skipped,
             };
             let s = &t.stats;
-            let known = (t.stats.count > 0).then_some(());
+            // Min/avg/max are known without a count too (cyclictest's `# … Latencies` lines).
+            let known = t.max_known().then_some(());
             let cpu = t.cpu.map_or_else(|| cpu_name(r, t), |c| c.to_string());
             let mut row = vec![
                 Cell::text(cpu),
-                Cell::num(fmt_count(s.count)),
+                Cell::num(if t.count_unknown { "unknown".into() } else { fmt_count(s.count) }),
                 Cell::num(fmt_opt_ns(known.map(|()| s.min_ns))),
                 Cell::num(fmt_opt_ns(known.map(|()| s.avg_ns))),
                 Cell::num(pct_text(t, s.p50_ns)),
