@@ -464,6 +464,7 @@ fn measure_steps(cfg: &Config, plan: Option<&plan::Plan>, fsync_dir: &Path) -> V
 /// writes its partial result, the rest is skipped and the report is still written.
 pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Error> {
     std::fs::create_dir_all(&cfg.out)
+        .and_then(|()| util::fs::check_writable(&cfg.out.join("lowlat-report.html")))
         .map_err(|source| Error::OutDir { path: cfg.out.clone(), source })?;
     let total = cfg.schedule.total();
     on(&Event::Start { out: &cfg.out, total, root: cfg.root });

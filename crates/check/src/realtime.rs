@@ -91,6 +91,7 @@ mod tests {
             host: results::HostContext::default(),
             params: serde_json::json!({}),
             scheduling: Some(sched),
+            failed: None,
         };
         let r = LatencyResult {
             envelope,

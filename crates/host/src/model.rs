@@ -28,6 +28,12 @@ pub struct Host {
     pub virtualization: Option<String>,
     /// The evidence behind `virtualization`.
     pub virtualization_evidence: Vec<String>,
+    /// Why bare metal cannot be told from a VM when `virtualization` is `None`: the source
+    /// did not hold what would show a hypervisor (`/proc/cpuinfo` unreadable, so no
+    /// `hypervisor` flag to look for, and no DMI or `/sys/hypervisor` answer). `None`: the
+    /// reads were there and `virtualization` can be trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtualization_unknown: Option<String>,
     pub power: Power,
     pub irqs: Vec<Irq>,
     pub interrupts: Option<InterruptTable>,

@@ -54,6 +54,7 @@ fn worker1_80_threads_rt_isolated_5_10() {
     assert_eq!(h.isolated_cpus().to_list(), "5-10");
     assert_eq!(h.kernel.boot.rcu_nocbs.as_ref().unwrap().to_list(), "5-10");
     assert_eq!(h.virtualization, None, "{:?}", h.virtualization_evidence);
+    assert_eq!(h.virtualization_unknown, None, "cpuinfo was read: bare metal is known");
     let f =
         h.findings.iter().find(|f| f.id == "smt-sibling-not-isolated").expect("sibling finding");
     assert!(f.message.contains("45-50"), "{}", f.message);
@@ -80,4 +81,26 @@ fn sno_node_reads() {
     assert!(h.kernel.cmdline.is_some());
     assert!(h.virtualization.is_some());
     assert!(!h.numa_nodes.is_empty());
+}
+
+/// Issue 21, item 8: a snapshot whose /proc/cpuinfo cannot be read is not bare metal: there
+/// was no `hypervisor` flag to look for, and the views say "unknown".
+#[test]
+fn an_unreadable_cpuinfo_leaves_virtualization_unknown_not_bare_metal() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("proc")).unwrap();
+    std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+    std::fs::write(d.path().join("proc/cmdline"), "BOOT_IMAGE=/vmlinuz ro\n").unwrap();
+    std::fs::write(d.path().join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+    let h = host::read(&Root::open(d.path()).unwrap());
+    assert_eq!(h.virtualization, None);
+    let why = h.virtualization_unknown.clone().expect("unknown");
+    assert!(why.contains("/proc/cpuinfo"), "{why}");
+    std::fs::write(
+        d.path().join("proc/cpuinfo"),
+        "processor\t: 0\nflags\t\t: fpu tsc\n\nprocessor\t: 1\nflags\t\t: fpu tsc\n",
+    )
+    .unwrap();
+    let h = host::read(&Root::open(d.path()).unwrap());
+    assert_eq!((h.virtualization, h.virtualization_unknown), (None, None), "bare metal, known");
 }

@@ -61,6 +61,9 @@ pub enum MeasureError {
     /// The tracer asked for cannot run here (not built, tracefs missing, no privilege).
     #[error("{0}")]
     TracerUnavailable(String),
+    /// Another measurement holds one of the CPUs asked for (`cpulock`).
+    #[error("CPU {cpu} is being measured by another lowlat ({holder}): two measurements on one CPU disturb each other (a noise run counts a timer run's wake-ups as noise), so this one is refused; wait for that run to end, or choose other --cpus")]
+    CpuBusy { cpu: u32, holder: String },
     /// Another tracer user shares the osnoise/timerlat settings.
     #[error("the osnoise/timerlat tracer is in use by {who}: its settings are global, so a second run would change the first's; stop it (rtla, another lowlat) and run again")]
     TracerBusy { who: String },
@@ -70,7 +73,9 @@ impl MeasureError {
     /// The part of the request this error is about, when it is about one.
     pub fn input(&self) -> Option<Input> {
         match self {
-            Self::NoNamedCpus { .. } | Self::CpuOffline { .. } => Some(Input::Cpus),
+            Self::NoNamedCpus { .. } | Self::CpuOffline { .. } | Self::CpuBusy { .. } => {
+                Some(Input::Cpus)
+            }
             Self::MainCpuMeasured { .. } => Some(Input::MainCpu),
             Self::LoadSpec { .. } | Self::NoLoadCpus => Some(Input::Load),
             Self::LoadCommand { .. } => Some(Input::LoadCommand),
@@ -91,6 +96,7 @@ impl Classify for MeasureError {
             Self::NoCpus
             | Self::NoNamedCpus { .. }
             | Self::CpuOffline { .. }
+            | Self::CpuBusy { .. }
             | Self::MainCpuMeasured { .. }
             | Self::ZeroInterval
             | Self::LoadSpec { .. }

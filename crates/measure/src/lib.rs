@@ -18,6 +18,7 @@
 //!   kernel's threads measure; lowlat reads `trace_pipe` into the same recorders and model).
 
 pub mod counter;
+pub mod cpulock;
 mod error;
 pub mod inject;
 pub mod load;

@@ -117,6 +117,9 @@ pub enum Verdict {
     ThresholdReached,
     /// Stopped by a signal; the result is partial.
     Interrupted,
+    /// Ran, but the result holds no evidence a verdict can rest on (no samples, unusable
+    /// numbers: `results::evidence`, the reason is in the result's table): never a pass.
+    NoEvidence,
 }
 
 impl Verdict {
@@ -126,6 +129,7 @@ impl Verdict {
             Self::Passed => ExitCode::Ok,
             Self::ThresholdReached => ExitCode::CheckFailed,
             Self::Interrupted => ExitCode::Interrupted,
+            Self::NoEvidence => ExitCode::CheckFailed,
         }
     }
 }
@@ -153,6 +157,12 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     if let Some(cpu) = req.main_cpu.filter(|m| cpus.contains(m)) {
         return Err(MeasureError::MainCpuMeasured { cpu });
     }
+    // This run owns its CPUs until it returns: a second measurement on one is refused.
+    let what = match req.kind {
+        LatencyKind::Timer { .. } => "measure timer",
+        LatencyKind::Noise { .. } => "measure noise",
+    };
+    let locks = crate::cpulock::acquire(&crate::cpulock::dir(), &cpus, what)?;
     let online = cpus_of(&host.online_cpus());
     // Moved back when `moved` drops: at the end, on an error return, after Ctrl-C.
     let moved = req.rt_cgroup.as_ref().map(crate::rt_cgroup::enter).transpose()?;
@@ -238,6 +248,7 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
     };
     progress.finish(run.as_ref().ok());
     let mut r = run?;
+    r.notes.extend(locks.not_locked.clone());
     r.notes.extend(tracer_note);
     r.notes.extend(load_note);
     if let (Some(m), Some(s)) = (&moved, r.envelope.scheduling.as_mut()) {
@@ -257,6 +268,8 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         Verdict::Interrupted
     } else if reached {
         Verdict::ThresholdReached
+    } else if results::Evidence::no_evidence(&r).is_some() {
+        Verdict::NoEvidence
     } else {
         Verdict::Passed
     };
@@ -383,6 +396,7 @@ pub fn ticks(req: &TicksRequest) -> Result<Outcome<TicksResult>, MeasureError> {
     let (root, host) = live_host();
     let prefer = [CpuName::NohzFull, CpuName::Isolated];
     let cpus = select::measured(&host, req.cpus.as_ref(), req.main_cpu, &prefer)?;
+    let locks = crate::cpulock::acquire(&crate::cpulock::dir(), &cpus, "measure ticks")?;
     let cfg = tick_test::TicksConfig {
         params: serde_json::json!({ "cpus": list(&cpus), "duration_ns": req.duration.as_nanos() as u64, "main_cpu": req.main_cpu }),
         cpus,
@@ -397,8 +411,16 @@ pub fn ticks(req: &TicksRequest) -> Result<Outcome<TicksResult>, MeasureError> {
         tool: req.tool.clone(),
         started_at: Some(util::time::now_rfc3339()),
     };
-    let result = tick_test::run(&cfg)?;
-    let verdict = if util::signal::interrupted() { Verdict::Interrupted } else { Verdict::Passed };
+    let mut result = tick_test::run(&cfg)?;
+    result.notes.extend(locks.not_locked.clone());
+    drop(locks);
+    let verdict = if util::signal::interrupted() {
+        Verdict::Interrupted
+    } else if results::Evidence::no_evidence(&result).is_some() {
+        Verdict::NoEvidence
+    } else {
+        Verdict::Passed
+    };
     Ok(Outcome { result, verdict })
 }
 
@@ -492,6 +514,7 @@ mod tests {
     fn verdicts_map_to_the_documented_codes() {
         assert_eq!(Verdict::Passed.exit_code().code(), 0);
         assert_eq!(Verdict::ThresholdReached.exit_code().code(), 1);
+        assert_eq!(Verdict::NoEvidence.exit_code().code(), 1, "no evidence is never a pass");
         assert_eq!(Verdict::Interrupted.exit_code().code(), 130);
     }
 

@@ -1,6 +1,12 @@
 //! Before/after comparison (`lowlat report --compare BEFORE… --vs AFTER…`): the context that
 //! changed, per-kind delta tables and overlays (before dashed, after solid, same colour per
-//! CPU), with a headline per kind saying whether the change helped.
+//! CPU), with a headline per kind. Each side is first judged on its own, with the single
+//! report's rules and its evidence rule (`sections::judge`): the headline is PASS only when
+//! the after side passes on its own and did not get worse; two failing sides say "both fail"
+//! ("improved but still fails" when the number went down), an after side without evidence
+//! (partial, failed, newer schema, nothing measured) is never a pass. Sides measured at
+//! different resolutions (oslat's 1 µs buckets against lowlat's 100 ns) say so, and
+//! differences inside the coarser resolution are not coloured.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +19,7 @@ use crate::model::{
     Series, SeriesStyle, Table, Verdict,
 };
 use crate::sections::latency::{max_ns, pct};
-use crate::sections::{self, bin_histogram, Options};
+use crate::sections::{self, bin_histogram, Judged, Options};
 
 type Threads<'a> = BTreeMap<usize, &'a ThreadResult>;
 
@@ -70,20 +76,109 @@ fn avg_ns(t: &ThreadResult) -> Option<u64> {
     (t.stats.count > 0).then_some(t.stats.avg_ns)
 }
 
-fn judge_delta(before: u64, after: u64) -> Verdict {
-    // Within 2% counts as unchanged (measurement noise), better passes, worse warns.
-    if after as f64 <= before as f64 * 1.02 {
+/// Whether `after` is worse than `before` by more than measurement noise (2%).
+fn worse(before: u64, after: u64) -> bool {
+    after as f64 > before as f64 * 1.02
+}
+
+/// The colour of a change: better by more than 2% passes, worse by more than 2% warns, within
+/// 2% or within the coarser resolution `res_ns` of the two sides it is not coloured (a value
+/// that got worse is never green).
+fn judge_delta(before: u64, after: u64, res_ns: u64) -> Verdict {
+    if before.abs_diff(after) < res_ns {
+        Verdict::Info
+    } else if worse(before, after) {
+        Verdict::Warn
+    } else if (after as f64) < before as f64 * 0.98 {
         Verdict::Pass
     } else {
-        Verdict::Warn
+        Verdict::Info
     }
 }
 
-fn delta_cell(before: Option<u64>, after: Option<u64>) -> Cell {
+fn delta_cell(before: Option<u64>, after: Option<u64>, res_ns: u64) -> Cell {
     match (before, after) {
-        (Some(b), Some(a)) => Cell::num(fmt_delta_ns(b, a)).with_verdict(judge_delta(b, a)),
+        (Some(b), Some(a)) if b.abs_diff(a) < res_ns => {
+            Cell::num(format!("{} (within {} resolution)", fmt_delta_ns(b, a), fmt_ns(res_ns)))
+        }
+        (Some(b), Some(a)) => Cell::num(fmt_delta_ns(b, a)).with_verdict(judge_delta(b, a, res_ns)),
         _ => Cell::num("n/a"),
     }
+}
+
+/// The headline of one kind compared: each side judged on its own first, then the change
+/// (`change`: `worst 9.42 ms → 3.96 ms (−58%)`, of the numbers `before` → `after`: better or
+/// worse beyond 2%).
+fn headline(
+    what: &str,
+    change: &str,
+    b: Option<&Judged>,
+    a: Option<&Judged>,
+    (before, after): (u64, u64),
+) -> Headline {
+    let got_worse = worse(before, after);
+    let improved = (after as f64) < before as f64 * 0.98;
+    let not_judged = |j: Option<&Judged>| match j {
+        Some(j) if !j.no_pass.is_empty() => Some(j.no_pass.join("; ")),
+        Some(_) => None,
+        None => Some("no result".into()),
+    };
+    let verdict = |j: Option<&Judged>| j.map_or(Verdict::Info, |j| j.verdict);
+    let (vb, va) = (verdict(b), verdict(a));
+    if va == Verdict::Fail && vb == Verdict::Fail {
+        let how = if got_worse {
+            "worse, and still fails"
+        } else if improved {
+            "improved but still fails"
+        } else {
+            "unchanged: still fails"
+        };
+        return Headline::new(Verdict::Fail, format!("{what}: both fail — {change}: {how}"));
+    }
+    if va == Verdict::Fail {
+        return Headline::new(Verdict::Fail, format!("{what}: the after side fails — {change}"));
+    }
+    if let Some(why) = not_judged(a) {
+        return Headline::new(
+            Verdict::Warn,
+            format!("{what}: {change}; not a pass: the after side cannot be judged ({why})"),
+        );
+    }
+    if let Some(why) = not_judged(b) {
+        return Headline::new(
+            Verdict::Warn,
+            format!(
+                "{what}: {change}; the after side {} on its own, but the before side cannot be judged ({why}): no comparison",
+                va.label()
+            ),
+        );
+    }
+    if va != Verdict::Pass {
+        return Headline::new(
+            va.max(Verdict::Warn),
+            format!("{what}: {change}; the after side is {} on its own", va.label()),
+        );
+    }
+    if got_worse {
+        return Headline::new(
+            Verdict::Warn,
+            format!("{what}: {change}: worse, though the after side passes on its own"),
+        );
+    }
+    let fixed = if vb == Verdict::Fail { ": fixed (failed before, passes after)" } else { "" };
+    Headline::new(Verdict::Pass, format!("{what}: {change}{fixed}"))
+}
+
+/// The finest histogram bucket width a side recorded (`None`: no histogram): cyclictest and
+/// oslat count in 1 µs buckets, lowlat's own histogram in 100 ns at the low end.
+fn resolution(threads: &[&ThreadResult]) -> Option<u64> {
+    threads
+        .iter()
+        .flat_map(|t| t.histogram.buckets.iter())
+        .filter(|b| b.count > 0)
+        .map(|b| b.hi_ns.saturating_sub(b.lo_ns))
+        .filter(|w| *w > 0)
+        .min()
 }
 
 fn latency_section(
@@ -108,10 +203,27 @@ fn latency_section(
         .filter_map(|c| Some((*c, max_ns(b.get(c)?)? as i128 - max_ns(a.get(c)?)? as i128)))
         .collect();
     let better = improved.iter().filter(|(_, d)| *d > 0).count();
-    let mut headlines = vec![Headline::new(
-        judge_delta(wb, wa),
-        format!("{title}: worst case {} → {} ({})", fmt_ns(wb), fmt_ns(wa), fmt_delta_ns(wb, wa)),
-    )];
+    let kinds = [Kind::Result(kind)];
+    let (jb, ja) = (sections::judge(before, &kinds, opts), sections::judge(after, &kinds, opts));
+    let (rb, ra) = (resolution(&sb), resolution(&sa));
+    let res = match (rb, ra) {
+        (Some(x), Some(y)) => x.max(y),
+        _ => 1,
+    };
+    let change = format!("worst case {} → {} ({})", fmt_ns(wb), fmt_ns(wa), fmt_delta_ns(wb, wa));
+    let mut headlines = vec![headline(title, &change, jb.as_ref(), ja.as_ref(), (wb, wa))];
+    let resolution_note = match (rb, ra) {
+        (Some(x), Some(y)) if x != y => Some(format!(
+            "resolution differs ({} vs {}): bands below {} not comparable",
+            fmt_ns(x),
+            fmt_ns(y),
+            fmt_ns(x.max(y))
+        )),
+        _ => None,
+    };
+    if let Some(n) = &resolution_note {
+        headlines.push(Headline::new(Verdict::Warn, format!("{title}: {n}")));
+    }
     if let Some((cpu, d)) = improved.iter().max_by_key(|(_, d)| *d) {
         if *d > 0 {
             let mean =
@@ -140,17 +252,26 @@ fn latency_section(
                 }),
                 Cell::num(fmt_opt_ns(avg_ns(tb))),
                 Cell::num(fmt_opt_ns(avg_ns(ta))),
-                delta_cell(avg_ns(tb), avg_ns(ta)),
+                delta_cell(avg_ns(tb), avg_ns(ta), res),
                 Cell::num(fmt_opt_ns(pct(tb, tb.stats.p99_ns))),
                 Cell::num(fmt_opt_ns(pct(ta, ta.stats.p99_ns))),
-                delta_cell(pct(tb, tb.stats.p99_ns), pct(ta, ta.stats.p99_ns)),
+                delta_cell(pct(tb, tb.stats.p99_ns), pct(ta, ta.stats.p99_ns), res),
                 Cell::num(fmt_opt_ns(max_ns(tb))),
                 Cell::num(fmt_opt_ns(max_ns(ta))),
-                delta_cell(max_ns(tb), max_ns(ta)),
+                delta_cell(max_ns(tb), max_ns(ta), res),
             ])
         })
         .collect();
     let mut blocks = Vec::new();
+    if let Some(n) = resolution_note {
+        blocks.push(Block::Note(Note {
+            verdict: Verdict::Warn,
+            text: format!(
+                "The two sides' histograms have different resolutions: {n}; differences smaller than {} are not coloured.",
+                fmt_ns(res)
+            ),
+        }));
+    }
     if pairing == Pairing::Index {
         blocks.push(Block::Note(Note {
             verdict: Verdict::Info,
@@ -313,30 +434,27 @@ fn ticks_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
     ))
 }
 
-fn fsync_section(before: &[Doc], after: &[Doc]) -> Option<Section> {
+fn fsync_section(before: &[Doc], after: &[Doc], opts: &Options) -> Option<Section> {
     fn get(docs: &[Doc]) -> Option<&results::fsync::FsyncResult> {
         docs.iter().find_map(|d| match &d.body {
-            Body::Fsync(r) if r.ops > 0 => Some(&**r),
+            Body::Fsync(r) => Some(&**r),
             _ => None,
         })
     }
     let (b, a) = (get(before)?, get(after)?);
     let (lb, la) = (b.lat_ns, a.lat_ns);
-    let headlines = vec![Headline::new(
-        judge_delta(lb.p99, la.p99),
-        format!(
-            "fsync p99: {} → {} ({})",
-            fmt_ns(lb.p99),
-            fmt_ns(la.p99),
-            fmt_delta_ns(lb.p99, la.p99)
-        ),
-    )];
+    let kinds = [Kind::Result(results::Kind::Fsync)];
+    let (jb, ja) = (sections::judge(before, &kinds, opts), sections::judge(after, &kinds, opts));
+    let change =
+        format!("{} → {} ({})", fmt_ns(lb.p99), fmt_ns(la.p99), fmt_delta_ns(lb.p99, la.p99));
+    let headlines =
+        vec![headline("fsync p99", &change, jb.as_ref(), ja.as_ref(), (lb.p99, la.p99))];
     let row = |name: &str, x: u64, y: u64| {
         vec![
             Cell::text(name),
             Cell::num(fmt_ns(x)),
             Cell::num(fmt_ns(y)),
-            delta_cell(Some(x), Some(y)),
+            delta_cell(Some(x), Some(y), 1),
         ]
     };
     let rows = vec![
@@ -445,7 +563,7 @@ pub fn build(before: &[Doc], after: &[Doc], opts: &Options) -> Report {
         out.extend(latency_section(kind, before, after, opts));
     }
     out.extend(ticks_section(before, after));
-    out.extend(fsync_section(before, after));
+    out.extend(fsync_section(before, after, opts));
     out.extend(verify_section(before, after));
     let mut banners: Vec<Note> = Vec::new();
     for b in rb.banners.iter().chain(ra.banners.iter()) {
@@ -483,5 +601,46 @@ pub fn build(before: &[Doc], after: &[Doc], opts: &Options) -> Report {
         context: context(&rb.context, &ra.context),
         sections: out,
         inputs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_that_got_worse_is_never_green_and_resolution_hides_nothing() {
+        assert_eq!(judge_delta(100_000, 101_000, 1), Verdict::Info, "worse within 2%: not green");
+        assert_eq!(judge_delta(100_000, 150_000, 1), Verdict::Warn);
+        assert_eq!(judge_delta(100_000, 50_000, 1), Verdict::Pass);
+        assert_eq!(judge_delta(1_000, 1_900, 1_000), Verdict::Info, "inside 1 µs buckets");
+        let c = delta_cell(Some(1_000), Some(1_900), 1_000);
+        assert!(c.text.contains("within 1.00 µs resolution"), "{c:?}");
+    }
+
+    #[test]
+    fn two_failing_sides_are_never_a_pass() {
+        let fail = Judged { verdict: Verdict::Fail, no_pass: Vec::new() };
+        let pass = Judged { verdict: Verdict::Pass, no_pass: Vec::new() };
+        let partial = Judged { verdict: Verdict::Warn, no_pass: vec!["a: partial".into()] };
+        let h = headline("T", "x", Some(&fail), Some(&fail), (9_420_000, 3_960_000));
+        assert_eq!(h.verdict, Verdict::Fail);
+        assert!(
+            h.text.contains("both fail") && h.text.contains("improved but still fails"),
+            "{}",
+            h.text
+        );
+        let h = headline("T", "x", Some(&fail), Some(&fail), (100, 300));
+        assert!(h.text.contains("worse, and still fails"), "{}", h.text);
+        let h = headline("T", "x", Some(&pass), Some(&partial), (100, 50));
+        assert_eq!(h.verdict, Verdict::Warn);
+        assert!(h.text.contains("after side cannot be judged (a: partial)"), "{}", h.text);
+        let h = headline("T", "x", Some(&partial), Some(&pass), (100, 50));
+        assert_eq!(h.verdict, Verdict::Warn, "{}", h.text);
+        let h = headline("T", "x", Some(&pass), Some(&pass), (100, 300));
+        assert_eq!(h.verdict, Verdict::Warn, "worse is not a pass: {}", h.text);
+        let h = headline("T", "x", Some(&fail), Some(&pass), (300, 100));
+        assert_eq!(h.verdict, Verdict::Pass);
+        assert_ne!(headline("T", "x", None, Some(&pass), (0, 1)).verdict, Verdict::Pass);
     }
 }

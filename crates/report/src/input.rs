@@ -140,8 +140,17 @@ pub enum Problem {
     Newer { found: u64, known: u64 },
     /// A kind this version does not know (or no kind at all).
     UnknownKind,
-    /// A result that holds no measurement (no threads, no samples, no ops).
-    Empty,
+    /// A result without the evidence a verdict needs (`results::evidence`): no samples,
+    /// unusable numbers, a failed producer, a partial run.
+    NoEvidence(results::NoEvidence),
+}
+
+impl Problem {
+    /// The document holds numbers of a run that did not complete (partial, failed
+    /// producer): a gate fails (exit 1) rather than refusing the input (exit 2).
+    pub fn is_failed_run(&self) -> bool {
+        matches!(self, Problem::NoEvidence(n) if n.is_failed_run())
+    }
 }
 
 impl std::fmt::Display for Problem {
@@ -155,7 +164,7 @@ impl std::fmt::Display for Problem {
             Problem::UnknownKind => {
                 f.write_str("a kind this version of lowlat does not know: nothing in it is judged")
             }
-            Problem::Empty => f.write_str("holds no measurement"),
+            Problem::NoEvidence(n) => write!(f, "{n}"),
         }
     }
 }
@@ -325,15 +334,16 @@ impl Doc {
                 return Some(Problem::Newer { found, known });
             }
         }
-        let empty = match &self.body {
-            Body::Latency(r) => !r.measured(),
-            Body::Ticks(r) => r.cpus.is_empty(),
-            Body::Fsync(r) => r.ops == 0 && r.scenarios.iter().all(|s| s.ops == 0),
-            Body::Etcd(r) => r.wal_fsync.count == 0,
-            Body::Watch(s) => s.is_empty(),
-            _ => false,
+        use results::Evidence as _;
+        let missing = match &self.body {
+            Body::Latency(r) => r.no_evidence(),
+            Body::Ticks(r) => r.no_evidence(),
+            Body::Fsync(r) => r.no_evidence(),
+            Body::Etcd(r) => r.no_evidence(),
+            Body::Watch(s) => s.no_evidence(),
+            _ => None,
         };
-        empty.then_some(Problem::Empty)
+        missing.map(Problem::NoEvidence)
     }
 
     /// The host summary the document carries (a result's `host`; an unknown kind's too).

@@ -35,9 +35,10 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
 }
 
 /// Strict mode (a CI gate) over a report and every document it was built from: a document
-/// that cannot support a verdict (unreadable, newer schema, unknown kind, nothing measured)
-/// is an input error ([`Error::Unusable`]); otherwise `Ok(true)` when the gate fails: the
-/// verdict is FAIL, or a result is partial (a run cut short proves nothing).
+/// that cannot support a verdict (unreadable, newer schema, unknown kind, nothing measured,
+/// unusable numbers) is an input error ([`Error::Unusable`]); otherwise `Ok(true)` when the
+/// gate fails: the verdict is FAIL, or a result is partial or its producer failed (a run
+/// that did not complete proves nothing).
 pub fn strict<'a>(
     docs: impl IntoIterator<Item = &'a Doc>,
     verdict: Verdict,
@@ -45,8 +46,10 @@ pub fn strict<'a>(
     let mut unusable = Vec::new();
     let mut partial = false;
     for d in docs {
-        if let Some(p) = d.problem() {
-            unusable.push(format!("{} ({}): {p}", d.source, d.kind));
+        match d.problem() {
+            Some(p) if p.is_failed_run() => partial = true,
+            Some(p) => unusable.push(format!("{} ({}): {p}", d.source, d.kind)),
+            None => {}
         }
         partial |= d.partial();
     }

@@ -191,9 +191,10 @@ pub struct Scenario {
     pub duration_ns: u64,
     pub lat_ns: LatNs,
     pub windows: Vec<Window>,
-    /// Worst window by p99 / by max.
-    pub worst_window_p99_ns: u64,
-    pub worst_window_max_ns: u64,
+    /// Worst window by p99 / by max; `null` when unknown (no window: an import of fio's
+    /// summary, which has no series), never 0.
+    pub worst_window_p99_ns: Option<u64>,
+    pub worst_window_max_ns: Option<u64>,
     pub etcd_buckets: Vec<EtcdBucket>,
     pub verdicts: Vec<Verdict>,
     pub bulk: Option<BulkRun>,
@@ -209,9 +210,9 @@ impl Scenario {
     }
 }
 
-/// Worst window p99 and max over a series.
-pub fn worst_windows(windows: &[Window]) -> (u64, u64) {
-    windows.iter().fold((0, 0), |(p, m), w| (p.max(w.p99_ns), m.max(w.max_ns)))
+/// Worst window p99 and max over a series; `None` without a window (unknown, not 0).
+pub fn worst_windows(windows: &[Window]) -> (Option<u64>, Option<u64>) {
+    (windows.iter().map(|w| w.p99_ns).max(), windows.iter().map(|w| w.max_ns).max())
 }
 
 /// The result file of `lowlat measure fsync` (`kind` = `fsync`). The top-level numbers are
@@ -224,8 +225,9 @@ pub struct FsyncResult {
     pub iops: f64,
     pub lat_ns: LatNs,
     pub windows: Vec<Window>,
-    pub worst_window_p99_ns: u64,
-    pub worst_window_max_ns: u64,
+    /// As [`Scenario::worst_window_p99_ns`]: `null` when unknown.
+    pub worst_window_p99_ns: Option<u64>,
+    pub worst_window_max_ns: Option<u64>,
     pub etcd_buckets: Vec<EtcdBucket>,
     pub verdicts: Vec<Verdict>,
     pub environment: StorageEnv,
@@ -507,7 +509,7 @@ mod tests {
             Window { p99_ns: 5, max_ns: 100, ..Default::default() },
             Window { p99_ns: 50, max_ns: 60, ..Default::default() },
         ];
-        assert_eq!(worst_windows(&w), (50, 100));
-        assert_eq!(worst_windows(&[]), (0, 0));
+        assert_eq!(worst_windows(&w), (Some(50), Some(100)));
+        assert_eq!(worst_windows(&[]), (None, None), "no window: unknown, not 0");
     }
 }

@@ -102,6 +102,11 @@ pub struct ThreadResult {
     /// `count`, `min_ns` … `p9999_ns`.
     #[serde(flatten)]
     pub stats: Summary,
+    /// The input said this thread's min/avg/max but not how many samples it took
+    /// (cyclictest's `# Min/Avg/Max Latencies:` lines alone): `count` is then 0, the maximum
+    /// is known and the distribution is not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_unknown: bool,
     /// timer: wake-ups later than one full interval (periods cyclictest skips silently).
     pub overruns: u64,
     pub histogram: HistogramData,
@@ -159,6 +164,24 @@ pub struct ThreadResult {
     pub hwlat: Option<crate::tracer::HwlatCpu>,
 }
 
+impl ThreadResult {
+    /// A percentile `v` of this thread that lies in its histogram's first bucket (`0 …
+    /// unit_ns`): its value is only known to be below the bucket's edge, so this returns the
+    /// edge (`100` for lowlat's 100 ns buckets) to be shown as `< 100 ns`, not as the edge
+    /// minus one (`avg 37 ns, p50 99 ns` read as if the median were above the mean). `None`
+    /// for any other value, or without a histogram configuration.
+    pub fn below_first_bucket(&self, v: Option<u64>) -> Option<u64> {
+        let unit = self.histogram.config?.unit_ns;
+        (v? + 1 == unit).then_some(unit)
+    }
+
+    /// Whether the thread's maximum is known: it took samples, or the input gave its
+    /// min/avg/max without a count (`count_unknown`).
+    pub fn max_known(&self) -> bool {
+        self.stats.count > 0 || self.count_unknown
+    }
+}
+
 /// A sample at or above the threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Breach {
@@ -184,7 +207,7 @@ impl LatencyResult {
     /// a completed osnoise period (no gap at or above the threshold is the best osnoise
     /// result, not an empty one); a full hwlat window (no sample is hwlat's best result).
     pub fn measured(&self) -> bool {
-        let samples = self.threads.iter().any(|t| t.stats.count > 0);
+        let samples = self.threads.iter().any(ThreadResult::max_known);
         match self.tracer.as_ref().and_then(|t| t.name) {
             Some(crate::tracer::TracerName::Osnoise) => {
                 samples
@@ -311,8 +334,10 @@ pub struct CpuTicks {
 
 /// Statistics from a bucket list whose min/max/avg are known from elsewhere (imports).
 /// Quantiles are the upper bound (minus 1 ns) of the bucket holding the rank, clamped to
-/// the exact min and max; ranks past the buckets fall in the overflow and report `max`. The
-/// spread and the quantiles are `None` when there is no sample in the buckets or overflow.
+/// the exact min and max. A rank past the buckets falls in the overflow, where the tool
+/// kept no value: that quantile is `None` (unknown, beyond the histogram's range), never the
+/// maximum dressed up as a percentile. The spread and the quantiles are `None` when there
+/// is no sample in the buckets or overflow.
 pub fn summary_from_buckets(
     buckets: &[Bucket],
     overflow: u64,
@@ -334,7 +359,7 @@ pub fn summary_from_buckets(
                 return Some(b.hi_ns.saturating_sub(1).clamp(min_ns, max_ns.max(min_ns)));
             }
         }
-        Some(max_ns)
+        None
     };
     let stddev_ns = (in_range > 0).then(|| {
         let mean = avg_ns as f64;
@@ -384,7 +409,10 @@ mod tests {
         assert_eq!(s.p50_ns, Some(10_999));
         assert_eq!(s.p90_ns, Some(11_999));
         assert_eq!(s.p99_ns, Some(20_999));
-        assert_eq!(s.p999_ns, Some(500_000), "rank in the overflow reports max");
+        // Issue 21, item 8: a rank in the overflow is unknown, not the maximum.
+        assert_eq!(s.p999_ns, None, "rank in the overflow: unknown");
+        assert_eq!(s.p9999_ns, None);
+        assert_eq!(s.max_ns, 500_000);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! kind, partial flag, host context, parameters), the fixed-memory [`Histogram`], summary
 //! statistics, and (in their own modules) per-kind results, importers and exporters.
 
+pub mod evidence;
 pub mod export;
 pub mod fsync;
 pub mod histogram;
@@ -11,6 +12,7 @@ pub mod tracer;
 
 use serde::{Deserialize, Serialize};
 
+pub use evidence::{Evidence, NoEvidence};
 pub use histogram::{Bucket, Histogram, HistogramConfig, HistogramData, Summary};
 pub use latency::{
     worst_breaches, Attribution, Breach, CpuTicks, LatencyResult, LoadEnd, LoadExit, LoadInfo,
@@ -128,6 +130,10 @@ pub struct Envelope {
     /// own timer/noise runs; absent in imports and older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduling: Option<Scheduling>,
+    /// The tool that produced the numbers reported a failure (cyclictest's `return_code`, a
+    /// fio job's `error`): what it said. Such a result is never a pass ([`evidence`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
 }
 
 /// What scheduling a measurement asked for and what it got: a result says what ran.
@@ -190,6 +196,7 @@ impl Envelope {
             host: HostContext::default(),
             params: serde_json::Value::Null,
             scheduling: None,
+            failed: None,
         }
     }
 }

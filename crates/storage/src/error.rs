@@ -37,6 +37,10 @@ pub enum StorageError {
     /// The endpoint answered, but without etcd's WAL fsync histogram.
     #[error("{url}: no {metric} in the response: not an etcd metrics endpoint?")]
     NotEtcd { url: String, metric: &'static str },
+    /// The endpoint's histogram holds numbers no verdict can rest on (NaN, negative counts,
+    /// bounds out of order, no bucket): `why` says which.
+    #[error("{url}: {metric}: {why}; lowlat judges only a well-formed histogram: is this etcd's own /metrics?")]
+    Unusable { url: String, metric: &'static str, why: String },
     /// The live view (terminal lines) could not be written, e.g. a closed pipe.
     #[error("writing the live view")]
     View(#[source] std::io::Error),
@@ -57,9 +61,11 @@ impl StorageError {
 impl Classify for StorageError {
     fn exit_code(&self) -> ExitCode {
         match self {
-            Self::Input(_) | Self::NotEtcd { .. } | Self::NoSeries { .. } | Self::Tls { .. } => {
-                ExitCode::Usage
-            }
+            Self::Input(_)
+            | Self::NotEtcd { .. }
+            | Self::Unusable { .. }
+            | Self::NoSeries { .. }
+            | Self::Tls { .. } => ExitCode::Usage,
             Self::Io { .. } | Self::Http { .. } | Self::Prometheus { .. } | Self::View(_) => {
                 ExitCode::Runtime
             }

@@ -239,10 +239,14 @@ pub struct FsyncRun {
 }
 
 impl FsyncRun {
-    /// 130 when interrupted, 1 when the (first) scenario fails etcd's 10 ms, 0 otherwise.
+    /// 130 when interrupted, 1 when the (first) scenario fails etcd's 10 ms or the result
+    /// holds no evidence (no write + sync completed, a run cut short: `results::evidence`),
+    /// 0 otherwise.
     pub fn exit_code(&self) -> ExitCode {
         if self.interrupted {
             ExitCode::Interrupted
+        } else if results::Evidence::no_evidence(&self.result).is_some() {
+            ExitCode::CheckFailed
         } else if self.result.scenarios.first().is_none_or(Scenario::pass) {
             ExitCode::Ok
         } else {
@@ -417,6 +421,12 @@ mod tests {
         assert_eq!(fio["jobs"][0]["sync"]["lat_ns"]["N"], 20);
         assert_eq!(fio["jobs"][0]["jobname"], "baseline");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "scratch removed");
+        // Issue 21: no completed write + sync is never a pass, whatever the verdicts say.
+        let mut empty = run.clone();
+        empty.result.ops = 0;
+        empty.result.scenarios.iter_mut().for_each(|s| s.ops = 0);
+        empty.result.verdicts.iter_mut().for_each(|v| v.pass = true);
+        assert_eq!(empty.exit_code(), ExitCode::CheckFailed);
     }
 
     #[test]

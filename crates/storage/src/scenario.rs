@@ -292,7 +292,11 @@ pub fn run_scenario(
         worst_window_max_ns: wmax,
         windows: out.windows,
         etcd_buckets: etcd_buckets(&out.hist),
-        verdicts: verdicts(lat_ns.p99),
+        // A verdict needs evidence: no completed write + sync is never a pass (p99 0 ns).
+        verdicts: verdicts(lat_ns.p99)
+            .into_iter()
+            .map(|v| results::fsync::Verdict { pass: v.pass && out.ops > 0, ..v })
+            .collect(),
         bulk,
         notes,
         histogram: out.hist.to_data(),

@@ -69,9 +69,9 @@ pub fn scenario_text(s: &Scenario, bs: usize, sync: &str, window_ns: u64) -> Str
         o,
         "worst {} window: p99 {} (t={:.0}s)  max {} (t={:.0}s)   [{} windows]",
         fmt_ns(window_ns).replace(".00 ", " "),
-        fmt_ns(s.worst_window_p99_ns),
+        s.worst_window_p99_ns.map_or_else(|| "unknown".to_string(), fmt_ns),
         at(&|w| w.p99_ns),
-        fmt_ns(s.worst_window_max_ns),
+        s.worst_window_max_ns.map_or_else(|| "unknown".to_string(), fmt_ns),
         at(&|w| w.max_ns),
         s.windows.len()
     );
@@ -212,7 +212,7 @@ pub fn matrix_table(scenarios: &[Scenario]) -> String {
             fmt_ns(l.p999),
             fmt_ns(l.p9999),
             fmt_ns(l.max),
-            fmt_ns(s.worst_window_p99_ns),
+            s.worst_window_p99_ns.map_or_else(|| "unknown".to_string(), fmt_ns),
             ratio,
             bulk,
             w2 = w - 2,
@@ -257,14 +257,17 @@ pub fn etcd_summary(r: &EtcdResult) -> String {
             fmt_ns(h.p999_ns)
         );
     }
+    use results::Evidence as _;
+    let missing = r.no_evidence();
     for v in &r.verdicts {
-        let verdict = if v.pass { "PASS" } else { "FAIL" };
+        let verdict = match &missing {
+            Some(n) => format!("NO VERDICT ({n})"),
+            None if v.pass => "PASS".into(),
+            None => "FAIL".into(),
+        };
         let _ = writeln!(o, "verdict: {} p99 < {} ms: {verdict}", v.name, v.limit_ns / 1_000_000);
     }
     let _ = writeln!(o, "caveat: {}", r.caveat);
-    if r.wal_fsync.count == 0 {
-        o += "note: etcd did no WAL fsync in the window (no writes?): nothing to judge\n";
-    }
     o
 }
 
@@ -315,8 +318,8 @@ mod tests {
             iops: 1000.0,
             duration_ns: 1_000_000_000,
             lat_ns: LatNs { p99, max: p99 * 2, ..Default::default() },
-            worst_window_p99_ns: p99,
-            worst_window_max_ns: p99 * 2,
+            worst_window_p99_ns: Some(p99),
+            worst_window_max_ns: Some(p99 * 2),
             verdicts: verdicts(p99),
             ..Default::default()
         }
@@ -392,7 +395,12 @@ mod tests {
             source: Default::default(),
             tls: false,
             query: None,
-            wal_fsync: EtcdHistogram { metric: "wal".into(), count: 3, ..Default::default() },
+            wal_fsync: EtcdHistogram {
+                metric: "wal".into(),
+                count: 3,
+                buckets: vec![results::fsync::EtcdBucket { le_ns: None, count: 3 }],
+                ..Default::default()
+            },
             backend_commit: None,
             windows: Vec::new(),
             verdicts: vec![Verdict {
@@ -407,7 +415,10 @@ mod tests {
         assert!(t.starts_with("\nwal: 3 in window, mean 0 µs"), "{t}");
         assert!(t.contains("verdict: etcd wal_fsync p99 < 10 ms: PASS\ncaveat: c\n"), "{t}");
         r.wal_fsync.count = 0;
-        assert!(etcd_summary(&r).ends_with("nothing to judge\n"));
+        r.wal_fsync.buckets.iter_mut().for_each(|b| b.count = 0);
+        let t = etcd_summary(&r);
+        assert!(t.contains("NO VERDICT (no evidence: no fsyncs observed"), "{t}");
+        assert!(!t.contains("PASS"), "{t}");
     }
 
     #[test]

@@ -97,7 +97,7 @@ pub enum JournalError {
         #[source]
         source: NotAllowed,
     },
-    #[error("another `lowlat apply`/`revert` holds {path} (pid in the file: {holder}); wait for it or remove the lock if that process is gone")]
+    #[error("another `lowlat apply`/`revert` is running (pid {holder}, holding {path}): wait for it to end. The lock is released by the kernel when that process ends, even when it is killed, so it is never stale: do not remove the file — a new run would then take a new lock while that one still writes")]
     Locked { path: PathBuf, holder: String },
     #[error("moving the journal {from} to {to}: {source}")]
     Move { from: PathBuf, to: PathBuf, source: std::io::Error },
@@ -385,6 +385,15 @@ pub struct SetAside {
 /// a fresh one. `None` when there is no journal or it is this boot's.
 pub fn set_aside_other_boots(path: &Path, boot: &str) -> Result<Option<SetAside>, JournalError> {
     let Some(records) = read(path)? else { return Ok(None) };
+    // A journal that also holds this boot's changes is live: those values are still tuned
+    // and only it knows their old values. Kept (one foreign line set it all aside, and
+    // `revert` then restored nothing); `revert` skips the other boots' lines.
+    let this_boot = records.iter().any(|r| {
+        matches!(r, Record::Change { boot_id, .. } | Record::Begin { boot_id, .. } if boot_id == boot)
+    });
+    if this_boot {
+        return Ok(None);
+    }
     let other = records.iter().find_map(|r| match r {
         Record::Change { boot_id, .. } | Record::Begin { boot_id, .. } if boot_id != boot => {
             Some(boot_id.clone())
@@ -540,6 +549,18 @@ mod tests {
             Some(SetAside { journal: path.clone(), boot: "b".into(), kept_as: kept.clone() })
         );
         assert!(!path.exists() && kept.exists());
+        // Issue 21, item 12: one line of another boot in a journal of this boot's changes
+        // does not set the live journal aside.
+        write_journal(
+            &path,
+            &[
+                change(1, "/proc/irq/3/smp_affinity_list", "c"),
+                change(2, "/proc/irq/4/smp_affinity_list", "b"),
+            ],
+        );
+        assert_eq!(set_aside_other_boots(&path, "c").ok(), Some(None), "mixed: kept");
+        assert!(path.exists());
+        assert_eq!(forget(&path).ok(), Some(dir.path().join("j.jsonl.forgotten")));
         write_journal(&path, &[change(1, "/proc/irq/3/smp_affinity_list", "c")]);
         assert_eq!(forget(&path).ok(), Some(dir.path().join("j.jsonl.forgotten")));
         assert!(!path.exists());
@@ -693,7 +714,14 @@ mod tests {
         let path = dir.path().join("j.jsonl");
         let first = Lock::acquire(&path).unwrap_or_else(|e| panic!("{e}"));
         match Lock::acquire(&path) {
-            Err(e @ JournalError::Locked { .. }) => assert_eq!(e.exit_code(), ExitCode::Usage),
+            Err(e @ JournalError::Locked { .. }) => {
+                assert_eq!(e.exit_code(), ExitCode::Usage);
+                // Issue 21, item 12: removing the file while its holder lives let two applies
+                // run at once; the message must not suggest it.
+                let m = e.to_string();
+                assert!(m.contains(&format!("pid {}", std::process::id())), "{m}");
+                assert!(m.contains("do not remove") && !m.contains("remove the lock if"), "{m}");
+            }
             other => panic!("expected the lock refused, got {other:?}"),
         }
         drop(first);

@@ -276,12 +276,15 @@ pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertRepor
             _ => None,
         })
         .collect();
-    if let Some(first) = foreign.first() {
+    let changes = records.iter().filter(|r| matches!(r, Record::Change { .. })).count();
+    // Only another boot's changes: refused (the reboot reset them). Mixed with this boot's:
+    // those are restored and the others skipped, each saying why.
+    if let Some(first) = foreign.first().filter(|_| foreign.len() == changes) {
         return Err(OtherBoot { recorded: (*first).clone(), current, count: foreign.len() });
     }
     let mut report = RevertReport::default();
     for r in records.iter().rev() {
-        let Record::Change { target, old, new, why, .. } = r else { continue };
+        let Record::Change { target, old, new, why, boot_id, .. } = r else { continue };
         let done = |message: Option<String>| Done {
             target: target.clone(),
             old: old.clone(),
@@ -289,6 +292,12 @@ pub fn revert(writer: &mut dyn Writer, records: &[Record]) -> Result<RevertRepor
             why: why.clone(),
             message,
         };
+        if *boot_id != current {
+            report.skipped.push(done(Some(format!(
+                "changed in boot {boot_id}, which the reboot reset: not restored (its old value may be stale)"
+            ))));
+            continue;
+        }
         match writer.read(target) {
             Ok(cur) if same_value(target.format(), &cur, old) => {
                 report.already += 1;
@@ -364,5 +373,47 @@ mod tests {
         assert!(rev.failed.is_empty(), "{:?}", rev.failed);
         assert_eq!(rev.refused.len(), 1);
         assert!(rev.refused[0].message.as_deref().is_some_and(|m| m.contains("managed")));
+    }
+
+    /// Issue 21, item 12: a journal of this boot's changes with one line of another boot is
+    /// reverted — this boot's values restored, the other boot's line skipped with why —
+    /// instead of restoring nothing; a journal of only other boots is still refused.
+    #[test]
+    fn revert_of_a_mixed_journal_restores_this_boots_changes() {
+        let (a, b) = ("/proc/irq/24/smp_affinity_list", "/proc/irq/25/smp_affinity_list");
+        let mut fake = FakeWriter::new().with_file(a, "0-3").with_file(b, "0-3");
+        let changes = [Change {
+            target: Target::file(a, Format::CpuList),
+            new: "0-1".into(),
+            why: String::new(),
+        }];
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("j");
+        let mut j = Journal::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        apply(&mut fake, &mut j, &changes, None).unwrap_or_else(|e| panic!("{e}"));
+        let foreign = Record::Change {
+            seq: 99,
+            target: Target::file(b, Format::CpuList),
+            old: "0".into(),
+            new: "0-3".into(),
+            why: String::new(),
+            time: String::new(),
+            boot_id: "boot-OLD".into(),
+        };
+        let mut records = crate::journal::read(&path).ok().flatten().unwrap_or_default();
+        records.push(foreign.clone());
+        let rev = revert(&mut fake, &records).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rev.restored.len(), 1, "{rev:?}");
+        assert_eq!(fake.state().0.get(a).map(String::as_str), Some("0-3"));
+        assert_eq!(
+            fake.state().0.get(b).map(String::as_str),
+            Some("0-3"),
+            "stale line not written"
+        );
+        assert!(rev
+            .skipped
+            .iter()
+            .any(|d| d.message.as_deref().is_some_and(|m| m.contains("boot-OLD"))));
+        assert!(revert(&mut fake, &[foreign]).is_err(), "only another boot's: refused");
     }
 }

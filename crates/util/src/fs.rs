@@ -20,6 +20,19 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()>
     done
 }
 
+/// Whether [`write_atomic`] could write `path` later: its directory exists and takes a new
+/// file (one is created beside it and removed again), and `path` is not a directory. For
+/// commands that measure for minutes or hours before they write: a path that cannot be
+/// written is found before the run, not after it.
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(std::io::ErrorKind::IsADirectory, "is a directory"));
+    }
+    let (tmp, f) = create_temp_beside(path, 0o600)?;
+    drop(f);
+    std::fs::remove_file(&tmp)
+}
+
 /// Create a new, empty temporary file in `path`'s directory, named after it, with `O_EXCL` and
 /// `O_NOFOLLOW` and permissions `mode`. The caller writes it and renames it over `path`.
 pub fn create_temp_beside(path: &Path, mode: u32) -> std::io::Result<(PathBuf, File)> {
@@ -259,6 +272,16 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_writable_finds_a_missing_directory_and_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        check_writable(&d.path().join("r.json")).unwrap();
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "nothing left behind");
+        let e = check_writable(&d.path().join("missing/r.json")).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!(check_writable(d.path()).unwrap_err().kind(), std::io::ErrorKind::IsADirectory);
+    }
 
     #[test]
     fn atomic_write_replaces_and_never_follows_links() {

@@ -115,6 +115,15 @@ fn virtualization(cx: &mut Ctx, host: &mut Host) {
     } else {
         None
     };
+    // No cpuinfo flags to look at (unreadable or missing from a snapshot) and nothing else
+    // that names a hypervisor: unknown, not bare metal.
+    let cpuinfo = cx.root.read_string("proc/cpuinfo");
+    if host.virtualization.is_none() && cpuinfo.is_err() {
+        host.virtualization_unknown = Some(
+            "/proc/cpuinfo could not be read (no `hypervisor` flag to look for) and neither DMI nor /sys/hypervisor names one"
+                .into(),
+        );
+    }
     host.virtualization_evidence = ev;
 }
 

@@ -87,6 +87,14 @@ pub struct RevertArgs {
 /// Run `lowlat revert`.
 pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
     let mut site = Site::open(args.sysroot.as_deref())?;
+    // As apply: refused before the host lock under /run, which only root can take (it was
+    // a runtime error, exit 3, about a lock file the user never heard of).
+    if site.is_live() && !util::privilege::is_root() {
+        return Err(usage(format!(
+            "`lowlat revert` restores /proc/irq, /sys and task affinities: run it as root (`sudo lowlat revert --journal {}`)",
+            args.journal.display()
+        )));
+    }
     let reverted = site.revert(&args.journal, args.forget)?;
     super::common::print_view(&reverted)?;
     reverted.check()?;

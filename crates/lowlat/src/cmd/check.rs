@@ -103,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Output files are checked before an hour of measuring, not after.
     for (flag, path) in [("--junit", args.junit.as_deref()), ("--json", args.json.file())] {
         if let Some(p) = path {
-            super::common::check_writable(p).with_context(|| format!("{flag} {}", p.display()))?;
+            super::common::check_writable(flag, p)?;
         }
     }
     // With the JSON on stdout, people's view goes to stderr.

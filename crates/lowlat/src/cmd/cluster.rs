@@ -275,7 +275,7 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
         generator: format!("lowlat {}", super::VERSION),
     };
     if let Some(p) = &a.junit {
-        super::common::check_writable(p).with_context(|| format!("--junit {}", p.display()))?;
+        super::common::check_writable("--junit", p)?;
     }
     let started = std::time::SystemTime::now();
     let progress = cluster::view::Progress::default();

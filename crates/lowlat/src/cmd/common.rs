@@ -57,6 +57,16 @@ impl Output {
         matches!(self, Self::Stdout)
     }
 
+    /// Refuse (exit 2) a file that could not be written at the end — a missing directory, one
+    /// without write permission, a directory named as the file — before anything runs: a
+    /// measurement must not run for hours and then lose its result. `flag` names the option.
+    pub fn check_writable(&self, flag: &str) -> anyhow::Result<()> {
+        match self {
+            Self::Stdout => Ok(()),
+            Self::File(p) => check_writable(flag, p),
+        }
+    }
+
     /// Write a whole document.
     pub fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
         match self {
@@ -87,6 +97,27 @@ impl std::fmt::Display for Output {
             Self::File(p) => write!(f, "{}", p.display()),
         }
     }
+}
+
+/// [`Output::check_writable`] for a path option (`--save-trace FILE`, `--fio-json FILE`).
+pub fn check_writable(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    util::fs::check_writable(path).map_err(|e| {
+        let what = match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                "its directory does not exist: create it first".to_string()
+            }
+            std::io::ErrorKind::PermissionDenied => {
+                "its directory is not writable by this user: choose a directory you can write"
+                    .to_string()
+            }
+            std::io::ErrorKind::IsADirectory => "it is a directory: name a file in it".to_string(),
+            _ => format!("it cannot be written there ({e}): choose another path"),
+        };
+        crate::exit::usage(format!(
+            "{flag} {}: {what}; checked before measuring, so nothing ran",
+            path.display()
+        ))
+    })
 }
 
 /// Print a plain-text view on stdout through `util::term::Escaping`: text that came from a host
@@ -161,21 +192,4 @@ impl HostArgs {
         }
         Ok(h)
     }
-}
-
-/// Fail now, before a long run, when `path` cannot be written at its end: its directory is
-/// missing or not a directory, or `path` is a directory.
-pub fn check_writable(path: &std::path::Path) -> anyhow::Result<()> {
-    let dir =
-        path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    if !dir.is_dir() {
-        return Err(crate::exit::usage(format!(
-            "the directory {} does not exist: create it first (nothing was measured)",
-            dir.display()
-        )));
-    }
-    if path.is_dir() {
-        return Err(crate::exit::usage(format!("{} is a directory: name a file", path.display())));
-    }
-    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `lowlat import cyclictest|oslat|fio FILE`: another tool's output (text or JSON, detected by
 //! content) turned into a lowlat result file by `results::import`. An input cut short imports
-//! as `partial` with a warning on stderr.
+//! as `partial`, a failed tool run (cyclictest's `return_code`, a fio job's `error`) with
+//! `failed`, each with a warning on stderr.
 
 use std::path::PathBuf;
 
@@ -49,6 +50,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let r = results::import::import(args.tool, &text).with_context(|| file.to_string())?;
     if let Some(why) = r.cut_short() {
         eprintln!("lowlat: warning: {file}: imported as partial: {why}");
+    } else if let Some(why) = r.no_evidence() {
+        // A failed producer or an empty run: imported as it is, never judged a pass.
+        eprintln!("lowlat: warning: {file}: imported, but no report will pass it: {why}");
     }
     match (&args.output, r.table()) {
         (Some(out), _) => out.write_json(&r)?,

@@ -212,6 +212,7 @@ pub struct TicksArgs {
 /// Run `lowlat measure …`.
 pub fn run(cmd: Command) -> Result<ExitCode> {
     let tool = format!("lowlat {}", super::VERSION);
+    cmd.check_outputs()?;
     let (run, kind, cyclictest, tracer, save_trace) = match cmd {
         Command::Timer(mut a) => {
             if let Some(n) = a.threads.filter(|n| *n > 0) {
@@ -278,6 +279,31 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         Some(hist) => cyclictest::to_text(r, hist),
         None => table::latency(r),
     })
+}
+
+impl Command {
+    /// Every file the run will write, checked before it measures (issue 21, item 7): a
+    /// result lost after a 12 h run to a missing directory is refused before the run instead.
+    fn check_outputs(&self) -> Result<()> {
+        let (json, save_trace, fio_json) = match self {
+            Command::Timer(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),
+            Command::Noise(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),
+            Command::Hwlat(a) => (&a.shown.json, None, None),
+            Command::Ticks(a) => (&a.shown.json, None, None),
+            Command::Fsync(a) => (&a.json, None, a.fio_json.as_ref()),
+            Command::Etcd(a) => (&a.json, None, None),
+        };
+        if let Some(o) = &json.json {
+            o.check_writable("--json")?;
+        }
+        if let Some(p) = save_trace {
+            super::common::check_writable("--save-trace", p)?;
+        }
+        if let Some(p) = fio_json {
+            super::common::check_writable("--fio-json", p)?;
+        }
+        Ok(())
+    }
 }
 
 /// An input error in the words of the command line: the option it is about first.

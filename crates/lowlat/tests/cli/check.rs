@@ -115,6 +115,7 @@ fn without_root_it_degrades_with_a_note() {
     let bin = dir.path().join("lowlat");
     std::fs::copy(assert_cmd::cargo::cargo_bin("lowlat"), &bin).expect("copy binary");
     let a = Command::new("setpriv")
+        .env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir())
         .current_dir(dir.path())
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(bin)
@@ -133,6 +134,7 @@ fn an_interrupt_still_writes_the_report_with_the_partial_result() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("int");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lowlat"))
+        .env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir())
         .args(["check", "--duration", "30s", "--skip", "verify,noise,ticks,fsync", "--out"])
         .arg(&out)
         .stdout(std::process::Stdio::piped())
@@ -177,6 +179,7 @@ fn rt_cgroup_fixes_a_timer_refused_real_time_by_its_cgroup() {
         let mut args = vec!["check", "--duration", "2s", "--skip", "verify,ticks,fsync"];
         args.extend_from_slice(extra);
         let o = std::process::Command::new("sh")
+            .env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir())
             .arg("-c")
             .arg(r#"echo $$ > "$0/cgroup.procs" && exec "$@""#)
             .arg(&cg_dir)
@@ -371,6 +374,7 @@ fn a_running_step_shows_a_live_line_on_a_terminal() {
     let out = std::process::Command::new("script")
         .args(["-qfec", &cmd, "/dev/null"])
         .env("NO_COLOR", "1")
+        .env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir())
         .output()
         .expect("script(1) from util-linux");
     let text = String::from_utf8_lossy(&out.stdout);

@@ -18,5 +18,6 @@ mod pipe;
 mod plan;
 mod render;
 mod report;
+mod verdicts;
 mod verify;
 mod watch;

@@ -295,6 +295,7 @@ fn ctrl_c_writes_a_partial_result_and_exits_130() {
     let f = dir.path().join("t.json");
     let bin = assert_cmd::cargo::cargo_bin("lowlat");
     let child = StdCommand::new(bin)
+        .env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir())
         .args(["measure", "timer", "-D", "30", "-q", "--cpus", &cpu(), "--load", "cpu", "--json"])
         .arg(&f)
         .spawn()
@@ -362,10 +363,13 @@ fn without_privileges_it_falls_back_to_sched_other_loudly() {
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut cmd = if root {
         let mut c = StdCommand::new("setpriv");
+        c.env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir());
         c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&bin);
         c
     } else {
-        StdCommand::new(&bin)
+        let mut c = StdCommand::new(&bin);
+        c.env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir());
+        c
     };
     let out = cmd
         .args(["measure", "timer", "-D", "1", "-q", "--cpus", &cpu(), "--json", "-"])
@@ -392,6 +396,7 @@ fn second_ctrl_c_exits_at_once_and_takes_the_external_load_down() {
     let marker = "sleep 301.25";
     let bin = assert_cmd::cargo::cargo_bin("lowlat");
     let mut child = StdCommand::new(bin)
+        .env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir())
         .args(["measure", "timer", "-D", "30", "-q", "--cpus", &cpu()])
         .args(["--load-cmd", &format!("exec {marker}")])
         .spawn()
@@ -433,6 +438,7 @@ fn a_json_file_holds_the_partial_result_while_running() {
     let f = dir.path().join("t.json");
     let bin = assert_cmd::cargo::cargo_bin("lowlat");
     let child = StdCommand::new(bin)
+        .env("LOWLAT_CPU_LOCK_DIR", crate::support::lock_dir())
         .args(["measure", "timer", "-D", "9", "-q", "--cpus", &cpu(), "--json"])
         .arg(&f)
         .spawn()

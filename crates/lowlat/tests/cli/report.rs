@@ -150,7 +150,7 @@ fn strict_refuses_what_it_cannot_judge() {
         ("neg", neg, "unreadable result"),
         ("string", string, "unreadable result"),
         ("newer", newer, "schema_version 99"),
-        ("empty", empty, "holds no measurement"),
+        ("empty", empty, "no CPU was measured"),
     ];
     let out = dir.path().join("r.html");
     for (name, v, why) in cases {

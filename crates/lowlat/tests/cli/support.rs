@@ -2,11 +2,28 @@
 
 use assert_cmd::cargo::CommandCargoExt as _;
 
-/// The binary under test, as `assert_cmd` drives it: plain output (no colour, 120 columns)
-/// and none of the environment variables that change a render's defaults.
+/// A CPU-lock directory of its own for each run (`LOWLAT_CPU_LOCK_DIR`, under the build's
+/// `CARGO_TARGET_TMPDIR`): the tests measure in parallel on one CPU, which lowlat otherwise
+/// refuses (a measurement owns its CPUs). Mode 0755, so a run as `nobody` can use it.
+pub fn lock_dir() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cpu-lock-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+    std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+    d
+}
+
+/// The binary under test, as `assert_cmd` drives it: plain output (no colour, 120 columns),
+/// none of the environment variables that change a render's defaults, a CPU-lock directory
+/// of its own.
 pub fn lowlat() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("lowlat").unwrap_or_else(|e| panic!("{e}"));
-    c.env("NO_COLOR", "1")
+    c.env("LOWLAT_CPU_LOCK_DIR", lock_dir())
+        .env("NO_COLOR", "1")
         .env("COLUMNS", "120")
         .env_remove("LATENCY_TEST_RUNTIME")
         .env_remove("MAXIMUM_LATENCY");
@@ -16,7 +33,8 @@ pub fn lowlat() -> assert_cmd::Command {
 /// The same as a `std::process::Command`, for tests that spawn, signal or pipe it.
 pub fn lowlat_std() -> std::process::Command {
     let mut c = std::process::Command::cargo_bin("lowlat").unwrap_or_else(|e| panic!("{e}"));
-    c.env("NO_COLOR", "1")
+    c.env("LOWLAT_CPU_LOCK_DIR", lock_dir())
+        .env("NO_COLOR", "1")
         .env("COLUMNS", "120")
         .env_remove("LATENCY_TEST_RUNTIME")
         .env_remove("MAXIMUM_LATENCY");

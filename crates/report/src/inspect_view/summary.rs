@@ -72,7 +72,10 @@ pub(super) fn summary(out: &mut String, h: &Host, st: &Style) {
         Some(v) => {
             st.paint(Paint::Yellow, &format!("{v} (latency includes the hypervisor's noise)"))
         }
-        None => "bare metal (no hypervisor seen)".into(),
+        None => match &h.virtualization_unknown {
+            Some(why) => st.paint(Paint::Yellow, &format!("unknown: {why}")),
+            None => "bare metal (no hypervisor seen)".into(),
+        },
     };
     kv(out, st, "virtualization", &virt);
     let tasks = match &h.tasks {

@@ -73,7 +73,13 @@ pub fn rows(docs: &[Doc]) -> Vec<(String, String)> {
         );
         push("Clocksource", text(&h.kernel.clocksource));
         push("CPU model", h.topology.cpus.first().and_then(|c| text(&c.model)));
-        push("Virtualization", Some(text(&h.virtualization).unwrap_or_else(bare_metal)));
+        push(
+            "Virtualization",
+            Some(text(&h.virtualization).unwrap_or_else(|| match &h.virtualization_unknown {
+                Some(why) => format!("unknown: {why}"),
+                None => bare_metal(),
+            })),
+        );
     }
     for h in docs.iter().filter_map(Doc::host_context) {
         let mut h = h.clone();

@@ -52,7 +52,17 @@ pub(crate) fn run_conditions(source: &str, env: &results::Envelope, load: Option
     if let Some(s) = &env.started_at {
         rows.push(("started".into(), s.clone()));
     }
-    rows.push(("duration".into(), crate::model::fmt_duration_s(env.duration_ns / 1_000_000_000)));
+    rows.push((
+        "duration".into(),
+        if env.duration_ns == 0 {
+            "unknown".into()
+        } else {
+            crate::model::fmt_duration_s(env.duration_ns / 1_000_000_000)
+        },
+    ));
+    if let Some(why) = &env.failed {
+        rows.push(("failed".into(), why.clone()));
+    }
     if env.partial {
         rows.push(("partial".into(), "yes: the run was cut short".into()));
     }

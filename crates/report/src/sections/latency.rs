@@ -130,13 +130,22 @@ fn cpu_name(r: &LatencyResult, t: &ThreadResult) -> String {
 
 /// The worst latency of a thread, `None` when it took no samples.
 pub(crate) fn max_ns(t: &ThreadResult) -> Option<u64> {
-    (t.stats.count > 0).then_some(t.stats.max_ns)
+    t.max_known().then_some(t.stats.max_ns)
 }
 
 /// A percentile or spread of a thread, `None` when unknown: no samples, or an imported
 /// summary without a histogram (shown as `n/a`).
 pub(crate) fn pct(t: &ThreadResult, v: Option<u64>) -> Option<u64> {
     v.filter(|_| t.stats.count > 0)
+}
+
+/// A percentile for a table: `< 100 ns` when it lies in the first histogram bucket (its
+/// value is only known to be below the edge), `n/a` when unknown.
+fn pct_text(t: &ThreadResult, v: Option<u64>) -> String {
+    match t.below_first_bucket(pct(t, v)) {
+        Some(edge) => format!("< {}", fmt_ns(edge)),
+        None => fmt_opt_ns(pct(t, v)),
+    }
 }
 
 /// The load that ran, in a few words (`cpu on 0-1`, or the external command).
@@ -176,7 +185,11 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
     let mut blocks = Vec::new();
     let run = format!(
         "{} of {}{}",
-        fmt_duration_s(env.duration_ns / 1_000_000_000),
+        if env.duration_ns == 0 {
+            "length unknown".to_string()
+        } else {
+            fmt_duration_s(env.duration_ns / 1_000_000_000)
+        },
         env.tool,
         load.as_ref().map_or_else(|| ", no load recorded".to_string(), |l| format!(", load: {l}"))
     );
@@ -255,7 +268,11 @@ pub fn build(doc: &Doc, ctx: &Ctx<'_>) -> Vec<Section> {
                 cpu_name(r, w),
                 if max < thr { "below" } else { "at or above" },
                 fmt_ns(thr),
-                fmt_count(samples),
+                if threads.iter().any(|t| t.count_unknown) {
+                    "an unknown number of".to_string()
+                } else {
+                    fmt_count(samples)
+                },
                 threads.len(),
                 if threads.len() == 1 { "" } else { "s" },
                 if overruns > 0 && !noise {
@@ -723,17 +740,18 @@ fn percentile_table(r: &LatencyResult, threads: &[&ThreadResult], thr: u64, nois
                 None => Verdict::Skipped,
             };
             let s = &t.stats;
-            let known = (t.stats.count > 0).then_some(());
+            // Min/avg/max are known without a count too (cyclictest's `# … Latencies` lines).
+            let known = t.max_known().then_some(());
             let cpu = t.cpu.map_or_else(|| cpu_name(r, t), |c| c.to_string());
             let mut row = vec![
                 Cell::text(cpu),
-                Cell::num(fmt_count(s.count)),
+                Cell::num(if t.count_unknown { "unknown".into() } else { fmt_count(s.count) }),
                 Cell::num(fmt_opt_ns(known.map(|()| s.min_ns))),
                 Cell::num(fmt_opt_ns(known.map(|()| s.avg_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p50_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p99_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p999_ns))),
-                Cell::num(fmt_opt_ns(pct(t, s.p9999_ns))),
+                Cell::num(pct_text(t, s.p50_ns)),
+                Cell::num(pct_text(t, s.p99_ns)),
+                Cell::num(pct_text(t, s.p999_ns)),
+                Cell::num(pct_text(t, s.p9999_ns)),
                 Cell::num(fmt_opt_ns(max_ns(t))).with_verdict(v),
             ];
             row.push(if noise {

@@ -15,7 +15,7 @@ mod tracer;
 pub(crate) mod verify;
 mod watch;
 
-use crate::input::{Body, Doc, Kind};
+use crate::input::{Body, Doc, Kind, Problem};
 use crate::model::{Block, Headline, Note, Report, Section, Verdict};
 
 pub use ctx::Options;
@@ -85,6 +85,21 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
             ),
         });
     }
+    if virtualized.is_none() {
+        let unknown = docs.iter().find_map(|d| match &d.body {
+            Body::Inspect(h) => h.virtualization_unknown.as_deref(),
+            _ => None,
+        });
+        if let Some(why) = unknown {
+            banners.push(Note {
+                verdict: Verdict::Warn,
+                text: format!(
+                    "Virtualization unknown ({why}): bare metal cannot be told from a VM, whose \
+                     hypervisor would add latency no tuning inside it can remove."
+                ),
+            });
+        }
+    }
     for doc in docs.iter().filter(|d| d.partial()) {
         banners.push(Note {
             verdict: Verdict::Warn,
@@ -95,7 +110,11 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
         });
     }
     for doc in docs {
-        if let Some(p) = doc.problem() {
+        // A partial run has its own banner above.
+        if let Some(p) = doc
+            .problem()
+            .filter(|p| !matches!(p, Problem::NoEvidence(results::NoEvidence::Partial(_))))
+        {
             banners.push(Note {
                 verdict: Verdict::Warn,
                 text: format!("{} ({}): {p}.", doc.source, doc.kind),
@@ -119,7 +138,44 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     }
 }
 
-/// Why a document's sections may not say PASS: it is partial or cannot be judged.
+/// One set of documents judged on its own, as the single-set report judges it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Judged {
+    /// The worst verdict of the documents' sections (PASS capped where there is no evidence).
+    pub verdict: Verdict,
+    /// `source: why` for each document that may not pass.
+    pub no_pass: Vec<String>,
+}
+
+/// Judge the documents of `kinds` in `docs` on their own, with the same plug-ins and the same
+/// evidence rule as [`build`]; `None` when there is no such document.
+pub(crate) fn judge(docs: &[Doc], kinds: &[Kind], opts: &Options) -> Option<Judged> {
+    let virtualized = docs.iter().find_map(Doc::virtualization).map(String::from);
+    let ctx = Ctx { opts, virtualized };
+    let mut sections = Vec::new();
+    let mut no_pass_docs = Vec::new();
+    let mut any = false;
+    for plugin in PLUGINS {
+        for kind in plugin.kinds.iter().filter(|k| kinds.contains(k)) {
+            for doc in docs.iter().filter(|d| d.kind == *kind) {
+                any = true;
+                let mut built = match &doc.body {
+                    Body::Unreadable(e) => vec![unreadable(doc, e)],
+                    _ => (plugin.build)(doc, &ctx),
+                };
+                if let Some(why) = no_pass(doc) {
+                    built.iter_mut().for_each(|s| cap_at_warn(s, &why));
+                    no_pass_docs.push(format!("{}: {why}", doc.source));
+                }
+                sections.extend(built);
+            }
+        }
+    }
+    any.then(|| Judged { verdict: overall(&sections), no_pass: no_pass_docs })
+}
+
+/// Why a document's sections may not say PASS: it cannot be judged, or it holds no evidence
+/// (`results::evidence`: nothing measured, unusable numbers, a failed producer, partial).
 fn no_pass(doc: &Doc) -> Option<String> {
     match doc.problem() {
         Some(p) => Some(p.to_string()),
@@ -127,11 +183,16 @@ fn no_pass(doc: &Doc) -> Option<String> {
     }
 }
 
-/// A section that may not pass: each PASS line becomes WARN and says why.
+/// A section that may not pass: each PASS line becomes WARN and says why; a section that
+/// judged nothing (INFO only) gets a WARN line saying why there is no verdict.
 fn cap_at_warn(s: &mut Section, why: &str) {
     for h in s.headlines.iter_mut().filter(|h| h.verdict == Verdict::Pass) {
         h.verdict = Verdict::Warn;
         h.text = format!("{} (not a pass: {why})", h.text);
+    }
+    if s.headlines.iter().all(|h| h.verdict < Verdict::Warn) {
+        s.headlines
+            .insert(0, Headline::new(Verdict::Warn, format!("{}: no verdict: {why}", s.title)));
     }
     s.verdict = s.headlines.iter().map(|h| h.verdict).max().unwrap_or(Verdict::Info);
 }

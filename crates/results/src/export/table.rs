@@ -10,6 +10,14 @@ fn opt_us(ns: Option<u64>) -> String {
     ns.map_or_else(|| "n/a".to_string(), us)
 }
 
+/// A percentile: `<0.1` when it only says "below the first 100 ns bucket's edge".
+fn pct_us(t: &crate::ThreadResult, ns: Option<u64>) -> String {
+    match t.below_first_bucket(ns) {
+        Some(edge) => format!("<{}", us(edge)),
+        None => opt_us(ns),
+    }
+}
+
 fn us(ns: u64) -> String {
     if ns >= 100_000 {
         format!("{}", ns / 1000)
@@ -32,8 +40,13 @@ pub fn latency(r: &LatencyResult) -> String {
             "!! virtualized ({v}): the hypervisor's noise is included and tuning cannot remove it"
         );
     }
-    if r.envelope.partial {
-        out.push_str("!! PARTIAL: the run was cut short\n");
+    use crate::evidence::{Evidence as _, NoEvidence};
+    match r.no_evidence() {
+        Some(NoEvidence::Partial(_)) => out.push_str("!! PARTIAL: the run was cut short\n"),
+        Some(n) => {
+            let _ = writeln!(out, "!! NO VERDICT: {n}");
+        }
+        None => {}
     }
     let noise = r.envelope.kind == crate::Kind::Noise;
     let step = r.series_step();
@@ -68,13 +81,13 @@ pub fn latency(r: &LatencyResult) -> String {
         let _ = write!(
             out,
             "{cpu:>4} {:>12} {second:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
-            s.count,
+            if t.count_unknown { "unknown".to_string() } else { s.count.to_string() },
             us(s.min_ns),
             us(s.avg_ns),
-            opt_us(s.p50_ns),
-            opt_us(s.p99_ns),
-            opt_us(s.p999_ns),
-            opt_us(s.p9999_ns),
+            pct_us(t, s.p50_ns),
+            pct_us(t, s.p99_ns),
+            pct_us(t, s.p999_ns),
+            pct_us(t, s.p9999_ns),
             us(s.max_ns)
         );
         if noise && t.per_second_noise_ns.is_empty() {

@@ -31,6 +31,8 @@ const MAX_THREADS: usize = 8192;
 
 const OVERRUNS_NOTE: &str =
     "cyclictest skips missed periods silently: overruns are not known for imported runs";
+const SUMMARY_ONLY_NOTE: &str = "only cyclictest's `# Min/Avg/Max Latencies:` lines: each thread's maximum is known and judged; its sample count, percentiles and spread are not";
+const OVERFLOW_PERCENTILES_NOTE: &str = "percentiles whose rank falls in cyclictest's histogram overflow (samples above its -h range) are unknown (n/a): cyclictest keeps no value for them, and the maximum is not one";
 const NO_HISTOGRAM_NOTE: &str =
     "no -h histogram in the input: percentiles are unknown (n/a), and so is the spread";
 
@@ -327,6 +329,8 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
             pick(&t.avgs, ti).or(tl.avg),
             pick(&t.maxs, ti).or(tl.max),
         );
+        // Only the summary lines (`grep Latencies`): min/avg/max per thread, no count.
+        let mut count_unknown = false;
         let stats = if t.histogram && complete {
             let count = in_range.saturating_add(overflow);
             if let Some(c) = tl.cycles.filter(|c| *c != count) {
@@ -349,14 +353,20 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
             // Cut short: the rows read are a lower bound of the run; percentiles unknown.
             truncated_summary(&tl, &buckets, in_range.saturating_add(overflow))?
         } else {
-            match (tl.cycles.or(Some(in_range)), printed) {
+            match (tl.cycles, printed) {
                 (Some(0), _) => Summary::default(),
-                (Some(count), (Some(min), Some(avg), Some(max))) => summary_without_histogram(
-                    count,
-                    us_to_ns(min, "a minimum")?,
-                    us_to_ns(avg, "an average")?,
-                    us_to_ns(max, "a maximum")?,
-                ),
+                (count, (Some(min), Some(avg), Some(max))) => {
+                    count_unknown = count.is_none();
+                    let s = summary_without_histogram(
+                        count.unwrap_or(1),
+                        us_to_ns(min, "a minimum")?,
+                        us_to_ns(avg, "an average")?,
+                        us_to_ns(max, "a maximum")?,
+                    );
+                    // Checked as one sample (min ≤ avg ≤ max), stored without a count.
+                    check_thread(&who, &s, &buckets, Printed::Lower)?;
+                    Summary { count: count.unwrap_or(0), ..s }
+                }
                 _ => return Err(ImportError::Inconsistent(format!("{who}: no C:/Min:/Avg:/Max:"))),
             }
         };
@@ -366,6 +376,7 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
         threads.push(ThreadResult {
             cpu: None,
             stats,
+            count_unknown,
             overruns: 0,
             histogram: HistogramData {
                 config: None,
@@ -412,7 +423,12 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
             ),
         );
     }
-    if t.rows.is_empty() && complete {
+    if threads.iter().any(|t| t.histogram.overflow > 0 && t.stats.p9999_ns.is_none()) {
+        notes.push(OVERFLOW_PERCENTILES_NOTE.into());
+    }
+    if threads.iter().any(|t| t.count_unknown) {
+        notes.push(SUMMARY_ONLY_NOTE.into());
+    } else if t.rows.is_empty() && complete {
         notes.push(NO_HISTOGRAM_NOTE.into());
     }
     notes.push(OVERRUNS_NOTE.into());
@@ -553,6 +569,9 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
         });
     }
     let mut notes = Vec::new();
+    if threads.iter().any(|t| t.histogram.overflow > 0 && t.stats.p9999_ns.is_none()) {
+        notes.push(OVERFLOW_PERCENTILES_NOTE.into());
+    }
     if !any_hist {
         notes.push(NO_HISTOGRAM_NOTE.into());
     }
@@ -560,6 +579,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
     let mut envelope = Envelope::new(crate::Kind::Timer, &rtjson::tool(&v, "cyclictest"));
     envelope.host = rtjson::host(&v);
     envelope.started_at = v["start_time"].as_str().map(str::to_string);
+    envelope.failed = rtjson::failed(&v, "cyclictest");
     envelope.params = json!({
         "source": "cyclictest",
         "format": "json",

@@ -179,6 +179,17 @@ impl Imported {
         })
     }
 
+    /// Why the imported numbers cannot support a PASS (`results::evidence`: the tool
+    /// reported a failure, nothing was measured, the input was cut short); `None` when they
+    /// can.
+    pub fn no_evidence(&self) -> Option<crate::NoEvidence> {
+        use crate::Evidence as _;
+        match self {
+            Imported::Latency(r) => r.no_evidence(),
+            Imported::Fsync(r) => r.no_evidence(),
+        }
+    }
+
     /// The per-CPU table of a timer or noise result (`None` for fsync).
     pub fn table(&self) -> Option<String> {
         match self {

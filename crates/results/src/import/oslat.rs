@@ -364,6 +364,7 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
     envelope.host = rtjson::host(&v);
     envelope.started_at = v["start_time"].as_str().map(str::to_string);
     envelope.duration_ns = duration_ns(&cols);
+    envelope.failed = rtjson::failed(&v, "oslat");
     envelope.params = json!({ "source": "oslat", "format": "json", "cmdline": cmdline });
     Ok(LatencyResult {
         envelope,

@@ -74,6 +74,15 @@ pub(crate) fn histogram_entries(h: &Value) -> Result<Vec<(f64, u64)>, ImportErro
     Ok(out)
 }
 
+/// What a non-zero `return_code` says: the tool's run failed (`None` when it is 0 or absent).
+pub(crate) fn failed(v: &Value, name: &str) -> Option<String> {
+    match &v["return_code"] {
+        Value::Null => None,
+        c if c.as_i64() == Some(0) => None,
+        c => Some(format!("{name} exited with return_code {c}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

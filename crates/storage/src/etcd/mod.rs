@@ -77,13 +77,15 @@ pub struct EtcdRun {
 }
 
 impl EtcdRun {
-    /// 130 when interrupted; 0 when every verdict passed or etcd did no WAL fsync in the
-    /// window (nothing to judge); 1 otherwise.
+    /// 130 when interrupted; 0 when every verdict passed on evidence; 1 otherwise — a
+    /// window without evidence (no WAL fsync, buckets that do not add up:
+    /// `results::evidence`) is not a pass.
     pub fn exit_code(&self) -> ExitCode {
+        use results::Evidence as _;
         let pass = self.result.verdicts.iter().all(|v| v.pass);
         if self.interrupted {
             ExitCode::Interrupted
-        } else if pass || self.result.wal_fsync.count == 0 {
+        } else if pass && self.result.no_evidence().is_none() {
             ExitCode::Ok
         } else {
             ExitCode::CheckFailed
@@ -97,7 +99,13 @@ fn scrape(client: &HttpClient, url: &str) -> Result<Scrape, StorageError> {
     let text = client.get(url, &[])?;
     let wal = parse_histogram(&text, WAL_FSYNC)
         .ok_or_else(|| StorageError::NotEtcd { url: url.to_string(), metric: WAL_FSYNC })?;
-    Ok((wal, parse_histogram(&text, BACKEND_COMMIT)))
+    let commit = parse_histogram(&text, BACKEND_COMMIT);
+    for (metric, h) in [(WAL_FSYNC, Some(&wal)), (BACKEND_COMMIT, commit.as_ref())] {
+        if let Some(why) = h.and_then(PromHistogram::unusable) {
+            return Err(StorageError::Unusable { url: url.to_string(), metric, why });
+        }
+    }
+    Ok((wal, commit))
 }
 
 fn ns(seconds: Option<f64>) -> u64 {
@@ -187,6 +195,10 @@ pub fn run(
         windows,
         caveat: CAVEAT.into(),
     };
+    // A verdict needs evidence (`results::evidence`): without it none of them passes.
+    if results::Evidence::no_evidence(&result).is_some() {
+        result.verdicts.iter_mut().for_each(|v| v.pass = false);
+    }
     out.write_all(crate::text::etcd_summary(&result).as_bytes()).map_err(StorageError::View)?;
     let interrupted = stop.load(Ordering::SeqCst);
     let e = &mut result.envelope;
@@ -266,6 +278,11 @@ fn prometheus_window(
         query: api.bucket_expr(WAL_FSYNC, range),
     })?;
     let commit = api.increase(BACKEND_COMMIT, range, end)?;
+    for (metric, h) in [(WAL_FSYNC, Some(&wal)), (BACKEND_COMMIT, commit.as_ref())] {
+        if let Some(why) = h.and_then(PromHistogram::unusable) {
+            return Err(StorageError::Unusable { url: api.base.clone(), metric, why });
+        }
+    }
     let text = crate::text::etcd_header(&api.base, range, step);
     out.write_all(text.as_bytes()).map_err(StorageError::View)?;
     let ws = api.series(WAL_FSYNC, step, start, end)?;
@@ -337,7 +354,7 @@ mod tests {
         };
         assert_eq!(run.exit_code(), ExitCode::CheckFailed);
         run.result.wal_fsync.count = 0;
-        assert_eq!(run.exit_code(), ExitCode::Ok, "nothing to judge");
+        assert_eq!(run.exit_code(), ExitCode::CheckFailed, "no fsync: nothing to pass");
         run.interrupted = true;
         assert_eq!(run.exit_code(), ExitCode::Interrupted);
     }

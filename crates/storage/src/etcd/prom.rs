@@ -65,6 +65,45 @@ pub fn parse_histogram(text: &str, name: &str) -> Option<PromHistogram> {
 }
 
 impl PromHistogram {
+    /// Why this histogram cannot be judged (`None`: it can): a value that is not a finite,
+    /// non-negative number (NaN, ±Inf, negative), no bucket, bounds that are not ascending
+    /// to `+Inf`, cumulative counts that go down, or a `+Inf` bucket that is not the count.
+    /// What a real Prometheus client library writes always passes.
+    pub fn unusable(&self) -> Option<String> {
+        let bad = |v: f64| !v.is_finite() || v < 0.0;
+        if bad(self.count) || bad(self.sum) {
+            return Some(format!(
+                "_count {} / _sum {}: not finite non-negative numbers",
+                self.count, self.sum
+            ));
+        }
+        let Some(&(last_le, last_c)) = self.buckets.last() else {
+            return Some("no _bucket{le=...} line that parses".into());
+        };
+        if last_le != f64::INFINITY {
+            return Some(format!("the last bucket is le=\"{last_le}\", not le=\"+Inf\""));
+        }
+        let mut prev = 0.0;
+        for &(le, c) in &self.buckets {
+            if le.is_nan() || le < 0.0 {
+                return Some(format!("bucket le=\"{le}\": not a non-negative bound"));
+            }
+            if bad(c) {
+                return Some(format!(
+                    "bucket le=\"{le}\" counts {c}: not a finite non-negative number"
+                ));
+            }
+            if c < prev {
+                return Some(format!(
+                    "bucket le=\"{le}\" counts {c}, fewer than the bucket below it ({prev}): buckets are cumulative"
+                ));
+            }
+            prev = c;
+        }
+        (last_c != self.count)
+            .then(|| format!("the +Inf bucket counts {last_c} but _count is {}", self.count))
+    }
+
     /// `self − earlier` (a counter reset gives the later value unchanged).
     pub fn delta(&self, earlier: &PromHistogram) -> PromHistogram {
         if self.count < earlier.count {

@@ -65,6 +65,15 @@ impl<'a> Recorder<'a> {
             })?),
             None => None,
         };
+        // Found now, not at the first sample: the textfile is replaced atomically beside it.
+        if let Some(p) = &cfg.prometheus {
+            util::fs::check_writable(p).map_err(|e| {
+                StorageError::Input(format!(
+                    "--prometheus {}: cannot be written ({e}); create its directory or choose another path",
+                    p.display()
+                ))
+            })?;
+        }
         Ok(Self {
             cfg,
             stop,

@@ -59,10 +59,12 @@ fn job(j: &Value, i: usize) -> Result<Job, FioImportError> {
         stddev: ns(&lat["stddev"], &format!("{who}.stddev"))?,
         percentiles,
     };
-    let mut notes = Vec::new();
-    if let Some(e) = j["error"].as_i64().filter(|e| *e != 0) {
-        notes.push(format!("fio reported error {e} for this job"));
-    }
+    let notes = Vec::new();
+    let failed = match &j["error"] {
+        Value::Null => None,
+        v if v.as_i64() == Some(0) => None,
+        v => Some(format!("fio reported error {v} (an errno: the job's I/O failed)")),
+    };
     let iops = j["write"]["iops"].as_f64().unwrap_or(0.0);
     if !iops.is_finite() || iops < 0.0 {
         return Err(bad(format!("job {name}: write.iops {iops}")));
@@ -75,6 +77,7 @@ fn job(j: &Value, i: usize) -> Result<Job, FioImportError> {
             .max(count(&j["job_runtime"], "job_runtime")?),
         name,
         notes,
+        failed,
     })
 }
 

@@ -122,6 +122,8 @@ struct Job {
     runtime_ms: u64,
     lat: LatNs,
     notes: Vec<String>,
+    /// fio's own error for the job (`error` ≠ 0 in its JSON, `err=` ≠ 0 in its text).
+    failed: Option<String>,
 }
 
 /// What one output held.
@@ -151,6 +153,11 @@ pub fn import(text: &str) -> Result<FsyncResult, FioImportError> {
     if read.jobs.is_empty() {
         return Err(FioImportError::NoJobs);
     }
+    let failed: Vec<String> = read
+        .jobs
+        .iter()
+        .filter_map(|j| j.failed.as_ref().map(|e| format!("job {}: {e}", j.name)))
+        .collect();
     let scenarios: Vec<Scenario> = read
         .jobs
         .into_iter()
@@ -175,6 +182,7 @@ pub fn import(text: &str) -> Result<FsyncResult, FioImportError> {
     let mut env =
         Envelope::new(crate::Kind::Fsync, &format!("fio {}", version.trim_start_matches("fio-")));
     env.partial = read.partial;
+    env.failed = (!failed.is_empty()).then(|| failed.join("; "));
     env.duration_ns = scenarios.first().map_or(0, |s| s.duration_ns);
     env.params =
         serde_json::json!({ "source": "fio", "format": read.format, "job_options": read.options });

@@ -180,9 +180,8 @@ impl JobText {
                     .to_string(),
             );
         }
-        if let Some(e) = self.err {
-            notes.push(format!("fio reported err={e} for this job"));
-        }
+        let failed =
+            self.err.map(|e| format!("fio reported err={e} (an errno: the job's I/O failed)"));
         if let Some(w) = self.blocks.iter().find(|b| b.name != "sync") {
             let p = |q: f64| w.entries.iter().find(|(x, _)| (x - q).abs() < 1e-6).map(|(_, v)| *v);
             if let (Some(p50), Some(p99)) = (p(50.0), p(99.0)) {
@@ -207,6 +206,7 @@ impl JobText {
             runtime_ms: self.runtime_ms.unwrap_or(0),
             lat,
             notes,
+            failed,
         })
     }
 }
