@@ -82,3 +82,35 @@ impl Cli {
         }
     }
 }
+
+#[cfg(test)]
+mod surface {
+    use clap::CommandFactory as _;
+
+    /// Every visible leaf command, with its path (`lowlat measure timer`).
+    fn leaves(c: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        let subs: Vec<_> = c.get_subcommands().filter(|s| !s.is_hide_set()).collect();
+        if subs.is_empty() {
+            out.push((path.to_string(), c.clone()));
+        }
+        for s in subs {
+            leaves(s, &format!("{path} {}", s.get_name()), out);
+        }
+    }
+
+    /// One CLI surface: every command a user can type teaches by example in its `--help`.
+    #[test]
+    fn every_command_has_examples_in_its_help() {
+        let mut all = Vec::new();
+        leaves(&super::Cli::command(), "lowlat", &mut all);
+        assert!(all.len() > 20, "{}", all.len());
+        let missing: Vec<&str> = all
+            .iter()
+            .filter(|(_, c)| {
+                !c.get_after_help().is_some_and(|h| h.to_string().contains("Examples"))
+            })
+            .map(|(p, _)| p.as_str())
+            .collect();
+        assert!(missing.is_empty(), "no examples in --help: {missing:?}");
+    }
+}

@@ -11,6 +11,11 @@ use crate::exit::{usage, ExitCode};
 
 /// Arguments of `lowlat apply`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lowlat apply --plan plan.yaml --dry-run    # what would change\n  \
+sudo lowlat apply --plan plan.yaml\n  sudo lowlat apply --plan plan.yaml --move-tasks --allow myapp\n  \
+lowlat status                             # what is applied now\n  sudo lowlat revert"
+)]
 pub struct Args {
     /// The plan file (YAML, from `lowlat plan`).
     #[arg(long, value_name = "FILE")]
@@ -72,6 +77,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// Arguments of `lowlat revert`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  sudo lowlat revert\n  \
+sudo lowlat revert --journal /var/lib/lowlat/journal.jsonl\n  \
+sudo lowlat revert --forget                # a journal from an earlier boot: set it aside")]
 pub struct RevertArgs {
     /// The journal written by `lowlat apply`.
     #[arg(long, value_name = "PATH", default_value = DEFAULT_JOURNAL)]

@@ -83,6 +83,10 @@ pub enum Command {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lowlat cluster nodes\n  lowlat cluster nodes -l node-role.kubernetes.io/worker-rt= -o wide\n  \
+lowlat cluster nodes -o yaml"
+)]
 pub struct NodesArgs {
     /// Label selector (`node-role.kubernetes.io/worker-rt=`, `a=b,c!=d`); default all nodes.
     #[arg(short = 'l', long, value_name = "SELECTOR")]
@@ -97,6 +101,10 @@ pub struct NodesArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lowlat cluster check -l node-role.kubernetes.io/worker-rt= --quick\n  \
+lowlat cluster check -l kubernetes.io/hostname=worker1 --guaranteed-cpus 4 --duration 10m --junit fleet.xml"
+)]
 pub struct CheckArgs {
     /// Label selector of the nodes to check (required: every match gets a privileged pod).
     #[arg(short = 'l', long, value_name = "SELECTOR")]
@@ -131,7 +139,8 @@ pub struct CheckArgs {
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Reads back with `lowlat inspect --must-gather DIR --node NAME` (and every \
-command that takes --must-gather)."
+command that takes --must-gather).\nExamples:\n  lowlat cluster snapshot -l node-role.kubernetes.io/worker= -o mg/\n  \
+lowlat plan --must-gather mg/ --node worker1 -o plan.yaml"
 )]
 pub struct SnapshotArgs {
     /// Label selector of the nodes.
@@ -147,7 +156,9 @@ pub struct SnapshotArgs {
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Without --dry-run=none nothing is stored: the API server validates and \
 defaults every object and lowlat prints what would change. Objects that exist and that lowlat \
-never managed are refused unless --force-conflicts.")]
+never managed are refused unless --force-conflicts.\nExamples:\n  lowlat cluster apply --plan plan.yaml\n  \
+lowlat cluster apply --plan plan.yaml --dry-run none\n  \
+lowlat cluster apply --plan plan.yaml --target k8s-latency-test --dry-run client")]
 pub struct ApplyArgs {
     /// The plan file.
     #[arg(long, value_name = "FILE")]
@@ -175,6 +186,9 @@ pub struct ApplyArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lowlat cluster clean\n  lowlat cluster clean -n lowlat --this-namespace --objects-only"
+)]
 pub struct CleanArgs {
     /// Only in the namespace given by --namespace (default: every namespace).
     #[arg(long)]

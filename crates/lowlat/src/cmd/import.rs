@@ -14,6 +14,11 @@ use crate::exit::{usage, ExitCode};
 
 /// Arguments of `lowlat import`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  cyclictest -m -S -p95 -h400 -q -D 10m > ct.txt; lowlat import cyclictest ct.txt -o timer.json\n  \
+lowlat import oslat oslat.txt --table\n  fio etcd.fio --output-format=json | lowlat import fio - -o fsync.json\n  \
+lowlat report timer.json -o report.html"
+)]
 pub struct Args {
     /// Which tool wrote FILE: cyclictest (text, with or without -h histograms, rt-tests <=2.6
     /// and >=2.7, or --json), oslat (text or --json), or fio (its normal text, json or

@@ -6,6 +6,11 @@ use crate::exit::ExitCode;
 
 /// Arguments of `lowlat inspect`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lowlat inspect\n  lowlat inspect --cpu 3                       # \
+everything that runs or may run on CPU 3\n  lowlat inspect --json > host.json\n  \
+lowlat inspect --must-gather must-gather/ --node worker1\n  lowlat inspect --root node.tgz"
+)]
 pub struct Args {
     #[command(flatten)]
     pub host: HostArgs,

@@ -151,6 +151,12 @@ pub struct TimerArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  lowlat measure noise -a 2-5 -D 60s                      # oslat's question, per CPU
+  lowlat measure noise --tracer -D 30s                    # osnoise: noise by source, every gap attributed
+  lowlat measure noise -D 10m --json noise.json; lowlat export oslat noise.json
+
+With --json FILE, FILE holds the partial result while running (rewritten every 5 s).")]
 pub struct NoiseArgs {
     #[command(flatten)]
     pub run: RunArgs,
@@ -195,6 +201,9 @@ pub struct HwlatArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  lowlat measure ticks                                    # nohz_full CPUs, else isolated, else all
+  lowlat measure ticks -a 2-5 -D 30s --json ticks.json")]
 pub struct TicksArgs {
     /// CPUs to keep busy (`1-3`, a mask, a name). Default: nohz_full, else isolated, else all.
     #[arg(long, short = 'a')]

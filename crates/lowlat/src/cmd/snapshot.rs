@@ -12,6 +12,9 @@ use crate::exit::ExitCode;
 
 /// Arguments of `lowlat snapshot`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  sudo lowlat snapshot -o node.tgz\n  \
+lowlat inspect --root node.tgz            # read it back anywhere\n  \
+lowlat plan --root node.tgz -o plan.yaml")]
 pub struct Args {
     /// The tarball to write (gzip-compressed tar), atomically.
     #[arg(short, long, value_name = "FILE.tgz")]

@@ -12,6 +12,12 @@ use crate::exit::ExitCode;
 
 /// Arguments of `lowlat verify`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  lowlat verify                             # the host's own isolation\n  \
+lowlat verify --plan plan.yaml --json verify.json --junit verify.xml\n  \
+lowlat verify --must-gather must-gather/ --node worker1\n  \
+lowlat verify --plan plan.yaml --allow myapp --window 5s"
+)]
 pub struct Args {
     /// The plan to check against; without it, the plan implied by the host's own command
     /// line (isolcpus ∪ nohz_full isolated, the rest housekeeping).

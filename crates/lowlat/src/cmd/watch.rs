@@ -46,7 +46,8 @@ pub enum Command {
 /// Arguments of `lowlat watch storage`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(
-    after_help = "Example:\n  lowlat watch storage --dir /var/lib/docker --interval 5s -o watch.jsonl --prometheus /var/lib/node_exporter/lowlat.prom"
+    after_help = "Examples:\n  lowlat watch storage --dir /var/lib/docker --interval 5s -o watch.jsonl --prometheus /var/lib/node_exporter/lowlat.prom\n  \
+lowlat watch storage --dir /var/lib/etcd --duration 1h -o etcd-disk.jsonl"
 )]
 pub struct StorageArgs {
     #[command(flatten)]
@@ -65,7 +66,8 @@ pub struct StorageArgs {
 /// Arguments of `lowlat watch cmd`.
 #[derive(Debug, Clone, clap::Args)]
 #[command(
-    after_help = "Example (the seed's reproducer):\n  lowlat watch cmd --interval 0s -o docker.jsonl -- docker run --rm fedora date"
+    after_help = "Examples:\n  lowlat watch cmd --interval 0s -o docker.jsonl -- docker run --rm fedora date   # the seed's reproducer\n  \
+lowlat watch cmd --interval 10s --duration 1h -- curl -sf http://127.0.0.1:2379/health"
 )]
 pub struct CmdArgs {
     #[command(flatten)]
