@@ -306,6 +306,7 @@ impl Doc {
         match &self.body {
             Body::Inspect(h) => Some(u64::from(h.schema_version)),
             Body::Plan(p) => Some(u64::from(p.schema_version)),
+            Body::Verify(v) => Some(u64::from(v.schema_version)),
             Body::Other(g) => g.fields.get("schema_version").and_then(Value::as_u64),
             _ => self.envelope().map(|e| u64::from(e.schema_version)),
         }
@@ -317,7 +318,8 @@ impl Doc {
             Kind::Result(_) => Some(u64::from(results::SCHEMA_VERSION)),
             Kind::Inspect => Some(u64::from(host::SCHEMA_VERSION)),
             Kind::Plan => Some(u64::from(plan::SCHEMA_VERSION)),
-            Kind::Verify | Kind::Other(_) => None,
+            Kind::Verify => Some(u64::from(verify::SCHEMA_VERSION)),
+            Kind::Other(_) => None,
         }
     }
 

@@ -132,9 +132,19 @@ pub struct Summary {
     pub not_applicable: usize,
 }
 
+/// Version of the verify report (`verify --json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn schema_version() -> u32 {
+    SCHEMA_VERSION
+}
+
 /// Every check of one run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
+    /// Files written before it was recorded read as version 1.
+    #[serde(default = "schema_version")]
+    pub schema_version: u32,
     pub checks: Vec<Check>,
     pub summary: Summary,
 }
@@ -153,7 +163,7 @@ impl Report {
                 Status::NotApplicable => s.not_applicable += 1,
             }
         }
-        Report { checks, summary: s }
+        Report { schema_version: SCHEMA_VERSION, checks, summary: s }
     }
 
     /// Whether nothing failed.
