@@ -210,6 +210,12 @@ impl Request {
                 ));
             }
         }
+        if let (Some(_), Some(true)) = (self.busy_poll_us, self.rt_kernel) {
+            return Err(PlanError::invalid(
+                "busy polling on a real-time kernel: RT kernels have no net.core.busy_read / net.core.busy_poll (CONFIG_NET_RX_BUSY_POLL is off with PREEMPT_RT); TuneD would log an ERROR and NTO mark the node's profile Degraded",
+                "drop --busy-poll, or plan for the non-RT kernel",
+            ));
+        }
         for (what, v) in [("busy-poll time", self.busy_poll_us), ("idle limit", self.idle_limit_us)]
         {
             if let Some(us) = v.filter(|us| *us > MAX_KNOB_US) {
@@ -294,6 +300,7 @@ impl Request {
                 user_level_networking: self.user_level_networking.or(ppc.then_some(false)),
                 workload_hints: true,
                 cpu_vendor: None,
+                intel_pstate: None,
                 busy_poll_us: self.busy_poll_us,
                 idle_limit_us: self.idle_limit_us,
             },
@@ -338,6 +345,18 @@ mod tests {
         assert!(e.to_string().contains("busy-poll time 50000000 µs"), "{e}");
         let e = req(None, Some(2_000_000), None).check().unwrap_err();
         assert!(e.to_string().contains("idle limit"), "{e}");
+    }
+
+    #[test]
+    fn busy_poll_on_an_rt_kernel_is_refused() {
+        // RT kernels have no net.core.busy_read/busy_poll (TuneD: ERROR, NTO: Degraded).
+        for us in [0, 50] {
+            let r = Request { busy_poll_us: Some(us), rt_kernel: Some(true), ..Default::default() };
+            let e = r.check().unwrap_err();
+            assert!(e.to_string().contains("real-time kernel"), "{e}");
+        }
+        let r = Request { busy_poll_us: Some(50), rt_kernel: Some(false), ..Default::default() };
+        assert!(r.check().is_ok());
     }
 }
 
