@@ -54,24 +54,7 @@ const DELIBERATE: &[(&str, &str)] = &[
 /// lowlat does not yet. Listed so that the test names them and fails when one goes away
 /// (remove it here) or a new difference appears.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    // lowlat sets per-node pages from the Tuned's [sysfs] (the same counts, later in boot)
-    (
-        "tuned:sysfs./sys/devices/system/node/",
-        "6: per-node huge pages allocated before the kubelet",
-    ),
-    ("unit:hugepages-allocation-", "6: per-node huge pages allocated before the kubelet"),
-    (
-        "mc-file:/usr/local/bin/hugepages-allocation.sh",
-        "6: per-node huge pages allocated before the kubelet",
-    ),
     ("unit:ocp-tuned-one-shot.service", "6: TuneD applied before the kubelet after a reboot"),
-    ("mc-file:/etc/systemd/system/ovs.slice", "6: OVS slice"),
-    ("mc-file:/etc/systemd/system/openvswitch.service.d/", "6: OVS slice"),
-    ("mc-file:/etc/systemd/system/ovs-vswitchd.service.d/", "6: OVS slice"),
-    ("mc-file:/etc/systemd/system/ovsdb-server.service.d/", "6: OVS slice"),
-    ("mc-file:/var/lib/ovn-ic/etc/enable_dynamic_cpu_affinity", "6: OVS dynamic CPU affinity"),
-    ("mc-file:/etc/sysconfig/stalld-backend", "6: stalld's sched_debug backend"),
-    ("mc-file:/etc/systemd/system/stalld.service.d/", "6: stalld's sched_debug backend"),
     (
         "mc-file:/usr/local/bin/clear-irqbalance-banned-cpus.sh",
         "6: irqbalance banned CPUs cleared at boot",

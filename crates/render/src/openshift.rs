@@ -87,6 +87,34 @@ pub fn machine_config_pool(plan: &Plan, role: &str) -> Value {
     ])
 }
 
+/// Per-NUMA-node huge pages of the plan: (node, size in kB, count).
+pub fn node_hugepages(plan: &Plan) -> Vec<(usize, u64, u64)> {
+    plan.options
+        .hugepages
+        .iter()
+        .filter_map(|p| Some((p.node?, plan::rules::size_kb(&p.size)?, p.count)))
+        .collect()
+}
+
+const HUGEPAGES_SCRIPT_PATH: &str = "/usr/local/bin/hugepages-allocation.sh";
+
+/// Sets `HUGEPAGES_COUNT` pages of `HUGEPAGES_SIZE` kB on NUMA node `NUMA_NODE`, retrying for a
+/// minute while the kernel compacts memory.
+const HUGEPAGES_SCRIPT: &str = "#!/bin/sh\n# lowlat: per-NUMA-node huge pages, before the kubelet starts\nset -eu\nf=/sys/devices/system/node/node$NUMA_NODE/hugepages/hugepages-${HUGEPAGES_SIZE}kB/nr_hugepages\n[ -f \"$f\" ] || { echo \"lowlat: $f does not exist\" >&2; exit 1; }\ni=0\nuntil [ \"$(cat \"$f\")\" -eq \"$HUGEPAGES_COUNT\" ]; do\n  echo \"$HUGEPAGES_COUNT\" >\"$f\"\n  i=$((i + 1))\n  if [ \"$i\" -gt 60 ]; then\n    echo \"lowlat: $f holds $(cat \"$f\") pages, not $HUGEPAGES_COUNT\" >&2\n    exit 1\n  fi\n  sleep 1\ndone\n";
+
+/// The unit that allocates one node's huge pages before the kubelet (it must see them in the
+/// node's capacity when it starts), named as NTO names it.
+fn hugepages_unit(node: usize, kb: u64, count: u64) -> Value {
+    let contents = format!(
+        "[Unit]\nDescription=lowlat: {count} huge pages of {kb} kB on NUMA node {node}\nBefore=kubelet.service\n\n[Service]\nEnvironment=HUGEPAGES_COUNT={count}\nEnvironment=HUGEPAGES_SIZE={kb}\nEnvironment=NUMA_NODE={node}\nType=oneshot\nRemainAfterExit=true\nExecStart={HUGEPAGES_SCRIPT_PATH}\n\n[Install]\nWantedBy=multi-user.target\n"
+    );
+    map(vec![
+        ("contents", s(contents)),
+        ("enabled", b(true)),
+        ("name", s(format!("hugepages-allocation-{kb}kB-NUMA{node}.service"))),
+    ])
+}
+
 fn offline_unit(plan: &Plan) -> Option<Value> {
     if plan.offlined.is_empty() {
         return None;
@@ -188,19 +216,46 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
         args.push(s(format!("tuned.non_isolcpus={}", not_isolated_cpumask(plan))));
     }
     let mut config = vec![("ignition", map(vec![("version", s("3.2.0"))]))];
-    config.push((
-        "storage",
-        map(vec![(
-            "files",
-            seq(vec![ignition_file(
-                "/etc/crio/crio.conf.d/99-lowlat-runtimes.conf",
-                0o644,
-                &crio_runtimes(plan),
-            )]),
-        )]),
+    let mut files = vec![ignition_file(
+        "/etc/crio/crio.conf.d/99-lowlat-runtimes.conf",
+        0o644,
+        &crio_runtimes(plan),
+    )];
+    // the per-node huge pages script, always there as NTO has it (its units use it)
+    let pages = node_hugepages(plan);
+    files.push(ignition_file(HUGEPAGES_SCRIPT_PATH, 0o755, HUGEPAGES_SCRIPT));
+    // stalld reads the scheduler's state from sched_debug rather than its eBPF backend, as
+    // NTO configures it (inert while stalld does not run)
+    files.push(ignition_file("/etc/sysconfig/stalld-backend", 0o644, "BE=\"-b sched_debug\"\n"));
+    files.push(ignition_file(
+        "/etc/systemd/system/stalld.service.d/stalld-backend.conf",
+        0o644,
+        "[Service]\nEnvironmentFile=/etc/sysconfig/stalld-backend\n",
     ));
-    if let Some(unit) = offline_unit(plan) {
-        config.push(("systemd", map(vec![("units", seq(vec![unit]))])));
+    // OVS in its own slice, outside the kubepods cpusets, and OVN-Kubernetes told to move its
+    // threads with the pods' CPU pinning (NTO writes the same files)
+    files.push(ignition_file(
+        "/etc/systemd/system/ovs.slice",
+        0o644,
+        "[Unit]\nDescription=lowlat: slice giving Open vSwitch an unrestricted set of CPUs\n\n[Slice]\n",
+    ));
+    for svc in ["openvswitch", "ovs-vswitchd", "ovsdb-server"] {
+        files.push(ignition_file(
+            &format!("/etc/systemd/system/{svc}.service.d/01-use-ovs-slice.conf"),
+            0o644,
+            "[Service]\nSlice=ovs.slice\n",
+        ));
+    }
+    files.push(ignition_file(
+        "/var/lib/ovn-ic/etc/enable_dynamic_cpu_affinity",
+        0o644,
+        "# lowlat: ovnkube-node manages the CPU affinity of the OVS services while this file\n# exists and is not empty; empty it (or delete it) to turn that off\n",
+    ));
+    config.push(("storage", map(vec![("files", seq(files))])));
+    let mut units: Vec<Value> = offline_unit(plan).into_iter().collect();
+    units.extend(pages.iter().map(|(node, kb, count)| hugepages_unit(*node, *kb, *count)));
+    if !units.is_empty() {
+        config.push(("systemd", map(vec![("units", seq(units))])));
     }
     map(vec![
         ("apiVersion", s("machineconfiguration.openshift.io/v1")),

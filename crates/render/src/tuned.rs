@@ -167,7 +167,9 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
             _ => None,
         })
         .collect();
-    if !sysfs.is_empty() {
+    if !sysfs.is_empty() && !openshift {
+        // (on OpenShift the MachineConfig's hugepages-allocation units set them before the
+        // kubelet starts, so that it sees them)
         s.push_str("[sysfs]\n");
         for (p, v) in sysfs {
             s.push_str(&format!("/{}={}\n", ini(p), ini(v)));
