@@ -622,3 +622,55 @@ fn nto_exact_gives_ntos_boot_line() {
         assert!(!ll.tuned_text.contains("kernel.watchdog_cpumask"), "{}", case.name);
     }
 }
+
+#[test]
+fn plan_info_json_is_what_ppc_prints() {
+    // issue 20 item 8: byte for byte PPC's `info --json` (no numa_cells_count, `null` for a
+    // pool without nodes, one compact line)
+    for name in ["must-gather.bare-metal", "must-gather.sno"] {
+        let want =
+            std::fs::read_to_string(oracle().join("info").join(format!("{name}.json"))).unwrap();
+        let got = lowlat()
+            .args(["plan", "--info", "--json", "--must-gather"])
+            .arg(repo().join("testdata/fixtures/nto/must-gather").join(name))
+            .assert()
+            .success();
+        assert_eq!(String::from_utf8(got.get_output().stdout.clone()).unwrap(), want, "{name}");
+    }
+}
+
+#[test]
+fn ppc_arguments_lowlat_cannot_honour_are_refused() {
+    // issue 20 item 8: what PPC refuses, and what lowlat would otherwise ignore silently
+    let mg = repo().join("testdata/fixtures/nto/must-gather/must-gather.bare-metal");
+    lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(&mg)
+        .args(["--style", "ppc", "--mcp-name", "worker-cnf", "--reserved-cpu-count=4"])
+        .args(["--rt-kernel=true"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("default power consumption mode is not available"));
+    let dir = tempfile::tempdir().unwrap();
+    for (json, what) in [
+        (
+            r#"{"mcp-name":"worker-cnf","reserved-cpu-count":4,"rt-kernel":false,"enable-hardware-tuning":true}"#,
+            "hardwareTuning",
+        ),
+        (
+            r#"{"node-pool-name":"np1","reserved-cpu-count":4,"rt-kernel":false}"#,
+            "hosted control plane",
+        ),
+    ] {
+        let f = dir.path().join("args.json");
+        std::fs::write(&f, json).unwrap();
+        lowlat()
+            .args(["plan", "--must-gather"])
+            .arg(&mg)
+            .arg("--ppc-args")
+            .arg(&f)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(what));
+    }
+}

@@ -178,9 +178,19 @@ def one(case, out_root):
     print("%s: node %s%s" % (name, node, ", RT" if rt else ""))
 
 
+def info():
+    """PPC's `info --json` for the must-gathers it reads (lowlat's `plan --info --json`)."""
+    os.makedirs(os.path.join(ORACLE, "info"), exist_ok=True)
+    for mg in ("nto/must-gather/must-gather.bare-metal", "nto/must-gather/must-gather.sno"):
+        out = must([os.path.join(BIN, "ppc"), "info", "--must-gather-dir-path", mg_root(mg)[0], "--json"])
+        open(os.path.join(ORACLE, "info", os.path.basename(mg) + ".json"), "w").write(out)
+
+
 def main():
     cases = yaml.safe_load(open(os.path.join(ORACLE, "cases.yaml")))
     only = set(sys.argv[1:])
+    if not only:
+        info()
     out_root = os.path.join(ORACLE, "cases")
     for c in cases:
         if not only or c["name"] in only:
