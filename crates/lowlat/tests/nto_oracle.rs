@@ -55,11 +55,6 @@ const DELIBERATE: &[(&str, &str)] = &[
 /// (remove it here) or a new difference appears.
 const KNOWN_GAPS: &[(&str, &str)] = &[
     ("unit:ocp-tuned-one-shot.service", "6: TuneD applied before the kubelet after a reboot"),
-    (
-        "mc-file:/usr/local/bin/clear-irqbalance-banned-cpus.sh",
-        "6: irqbalance banned CPUs cleared at boot",
-    ),
-    ("unit:clear-irqbalance-banned-cpus.service", "6: irqbalance banned CPUs cleared at boot"),
     ("mc-file:/usr/local/bin/cpuset-configure.sh", "6: services moved to the reserved cpuset"),
     ("unit:cpuset-configure.service", "6: services moved to the reserved cpuset"),
 ];

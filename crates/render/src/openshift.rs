@@ -96,6 +96,23 @@ pub fn node_hugepages(plan: &Plan) -> Vec<(usize, u64, u64)> {
         .collect()
 }
 
+const CLEAR_IRQBALANCE_PATH: &str = "/usr/local/bin/clear-irqbalance-banned-cpus.sh";
+
+/// Empties irqbalance's banned-CPU mask and CRI-O's saved copy of it (so CRI-O's restore on
+/// start does nothing).
+const CLEAR_IRQBALANCE_SCRIPT: &str = "#!/bin/sh\n# lowlat: no CPU banned from irqbalance at boot; CRI-O bans guaranteed pods' CPUs itself\nset -eu\nconf=/etc/sysconfig/irqbalance\nsaved=/etc/sysconfig/orig_irq_banned_cpus\n[ -f \"$conf\" ] || exit 0\nsed -i '/^[[:space:]]*IRQBALANCE_BANNED_CPUS\\b/d' \"$conf\"\necho 'IRQBALANCE_BANNED_CPUS=0' >>\"$conf\"\nif [ -f \"$saved\" ]; then echo 0 >\"$saved\"; fi\n";
+
+fn clear_irqbalance_unit() -> Value {
+    map(vec![
+        (
+            "contents",
+            s(format!("[Unit]\nDescription=lowlat: clear irqbalance's banned CPUs early in boot\nBefore=kubelet.service\nBefore=irqbalance.service\n\n[Service]\nType=oneshot\nRemainAfterExit=true\nExecStart={CLEAR_IRQBALANCE_PATH}\n\n[Install]\nWantedBy=multi-user.target\n")),
+        ),
+        ("enabled", b(true)),
+        ("name", s("clear-irqbalance-banned-cpus.service")),
+    ])
+}
+
 const HUGEPAGES_SCRIPT_PATH: &str = "/usr/local/bin/hugepages-allocation.sh";
 
 /// Sets `HUGEPAGES_COUNT` pages of `HUGEPAGES_SIZE` kB on NUMA node `NUMA_NODE`, retrying for a
@@ -224,6 +241,10 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
     // the per-node huge pages script, always there as NTO has it (its units use it)
     let pages = node_hugepages(plan);
     files.push(ignition_file(HUGEPAGES_SCRIPT_PATH, 0o755, HUGEPAGES_SCRIPT));
+    // irqbalance starts every boot with no CPU banned: CRI-O bans a pod's CPUs while the pod
+    // runs with irq-load-balancing.crio.io: disable, and a ban left from before a reboot would
+    // stay (NTO's clear-irqbalance-banned-cpus, in lowlat's words)
+    files.push(ignition_file(CLEAR_IRQBALANCE_PATH, 0o755, CLEAR_IRQBALANCE_SCRIPT));
     // stalld reads the scheduler's state from sched_debug rather than its eBPF backend, as
     // NTO configures it (inert while stalld does not run)
     files.push(ignition_file("/etc/sysconfig/stalld-backend", 0o644, "BE=\"-b sched_debug\"\n"));
@@ -253,6 +274,7 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
     ));
     config.push(("storage", map(vec![("files", seq(files))])));
     let mut units: Vec<Value> = offline_unit(plan).into_iter().collect();
+    units.push(clear_irqbalance_unit());
     units.extend(pages.iter().map(|(node, kb, count)| hugepages_unit(*node, *kb, *count)));
     if !units.is_empty() {
         config.push(("systemd", map(vec![("units", seq(units))])));
