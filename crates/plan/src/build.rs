@@ -418,4 +418,19 @@ mod tests {
         let e = device_node(&host, "eth9").unwrap_err().to_string();
         assert!(e.contains("ens1f0"), "{e}");
     }
+
+    #[test]
+    fn intel_pstate_follows_the_cpu_generation() {
+        // TuneD's intel_recommended_pstate: disable before Ice Lake (and when unknown)
+        let host_of = |fm: Option<(u32, u32)>| {
+            let mut h = Host::default();
+            h.topology.cpus.push(host::CpuTopo { cpu: 0, family_model: fm, ..Default::default() });
+            h
+        };
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 85)))), Some(IntelPstate::Disable));
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 106)))), Some(IntelPstate::Active));
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 143)))), Some(IntelPstate::Active));
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 134)))), Some(IntelPstate::Disable));
+        assert_eq!(intel_recommended_pstate(&host_of(None)), None);
+    }
 }

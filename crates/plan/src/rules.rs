@@ -151,10 +151,10 @@ pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec
             Some("active".into()),
             "hardware P-states with the performance governor hold the highest frequency",
         )),
-        (Some(CpuVendor::Amd), false, true) => v.push(arg(
+        (Some(CpuVendor::Amd), false, _) => v.push(arg(
             "amd_pstate",
             Some("guided".into()),
-            "firmware-guided P-states with a performance floor",
+            "firmware-guided P-states with a performance floor (NTO sets it on every AMD node)",
         )),
         _ => {}
     }
@@ -400,6 +400,36 @@ mod tests {
 
     fn tokens(a: &[KernelArg]) -> String {
         a.iter().map(KernelArg::token).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn pstate_by_vendor_and_generation_as_nto() {
+        // issue 20 item 3: TuneD's intel_recommended_pstate on every Intel plan, amd_pstate
+        // guided on every AMD plan, passive with per-pod power management
+        let r = CpuSet::parse_list("0").unwrap();
+        let i = CpuSet::parse_list("1-3").unwrap();
+        let with = |vendor, pstate, power: &str, ppm| {
+            let mut o = opts(power);
+            o.cpu_vendor = Some(vendor);
+            o.intel_pstate = pstate;
+            o.per_pod_power_management = ppm;
+            tokens(&kernel_args(&r, &i, &o))
+        };
+        use crate::model::IntelPstate::{Active, Disable};
+        assert!(with(CpuVendor::Intel, Some(Disable), "default", false)
+            .ends_with(" intel_pstate=disable"));
+        assert!(with(CpuVendor::Intel, Some(Disable), "low-latency", false)
+            .contains(" intel_pstate=disable"));
+        assert!(with(CpuVendor::Intel, Some(Active), "default", false)
+            .ends_with(" intel_pstate=active"));
+        assert!(with(CpuVendor::Intel, Some(Disable), "low-latency", true)
+            .contains(" intel_pstate=passive"));
+        // plans without the recorded generation keep the old rule
+        assert!(!with(CpuVendor::Intel, None, "default", false).contains("intel_pstate"));
+        assert!(with(CpuVendor::Intel, None, "low-latency", false).contains("intel_pstate=active"));
+        let amd = with(CpuVendor::Amd, None, "default", false);
+        assert!(amd.contains(" iommu=pt") && !amd.contains("intel_iommu"), "{amd}");
+        assert!(amd.ends_with(" amd_pstate=guided"), "{amd}");
     }
 
     #[test]
