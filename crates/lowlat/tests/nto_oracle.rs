@@ -44,9 +44,6 @@ const DELIBERATE: &[(&str, &str)] = &[
     ("kernel-arg:kthread_cpus", "kthread_cpus"),
     ("kernel-arg:systemd.cpu_affinity", "systemd.cpu_affinity"),
     ("tuned:sysctl.kernel.watchdog_cpumask", "kernel.watchdog_cpumask"),
-    ("unit:lowlat-cpus-offline.service", "offline unit"),
-    ("unit:set-cpus-offline.service", "offline unit"),
-    ("mc-file:/usr/local/bin/set-cpus-offline.sh", "offline unit"),
     ("tuned:cpu.force_latency", "idle-limit"),
 ];
 

@@ -132,20 +132,26 @@ fn hugepages_unit(node: usize, kb: u64, count: u64) -> Value {
     ])
 }
 
+const OFFLINE_SCRIPT_PATH: &str = "/usr/local/bin/set-cpus-offline.sh";
+
+/// Takes the CPUs of `OFFLINE_CPUS` (a comma list) offline, after checking that each exists.
+const OFFLINE_SCRIPT: &str = "#!/bin/sh\n# lowlat: take the plan's offlined CPUs down before the kubelet starts\nset -eu\ncpus=$(echo \"$OFFLINE_CPUS\" | tr ',' ' ')\nfor c in $cpus; do\n  [ -f \"/sys/devices/system/cpu/cpu$c/online\" ] || { echo \"lowlat: CPU $c cannot go offline (no cpu$c/online)\" >&2; exit 1; }\ndone\nfor c in $cpus; do\n  echo 0 >\"/sys/devices/system/cpu/cpu$c/online\"\ndone\n";
+
+/// The unit that takes the offlined CPUs down, named as NTO names it.
 fn offline_unit(plan: &Plan) -> Option<Value> {
     if plan.offlined.is_empty() {
         return None;
     }
     let cpus: Vec<String> = plan.offlined.iter().map(|c| c.to_string()).collect();
     let contents = format!(
-        "[Unit]\nDescription=lowlat: take CPUs {} offline\nBefore=kubelet.service\n\n[Service]\nType=oneshot\nRemainAfterExit=true\nExecStart=/bin/sh -c 'for c in {}; do echo 0 > /sys/devices/system/cpu/cpu$c/online; done'\n\n[Install]\nWantedBy=multi-user.target\n",
+        "[Unit]\nDescription=lowlat: take CPUs {} offline\nBefore=kubelet.service\n\n[Service]\nEnvironment=OFFLINE_CPUS={}\nType=oneshot\nRemainAfterExit=true\nExecStart={OFFLINE_SCRIPT_PATH}\n\n[Install]\nWantedBy=multi-user.target\n",
         plan.offlined,
-        cpus.join(" ")
+        cpus.join(",")
     );
     Some(map(vec![
         ("contents", s(contents)),
         ("enabled", b(true)),
-        ("name", s("lowlat-cpus-offline.service")),
+        ("name", s("set-cpus-offline.service")),
     ]))
 }
 
@@ -238,6 +244,8 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
         0o644,
         &crio_runtimes(plan),
     )];
+    // the offline script, always there as NTO has it (set-cpus-offline.service uses it)
+    files.push(ignition_file(OFFLINE_SCRIPT_PATH, 0o755, OFFLINE_SCRIPT));
     // the per-node huge pages script, always there as NTO has it (its units use it)
     let pages = node_hugepages(plan);
     files.push(ignition_file(HUGEPAGES_SCRIPT_PATH, 0o755, HUGEPAGES_SCRIPT));
