@@ -106,6 +106,9 @@ pub struct CpuTopo {
     pub siblings: CpuSet,
     /// `cpuinfo` model name, if known.
     pub model: Option<String>,
+    /// `cpuinfo` `cpu family` and `model` numbers (x86), if known: the CPU generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family_model: Option<(u32, u32)>,
     /// cpuinfo flags of interest (`hypervisor`, `constant_tsc`, `nonstop_tsc`, …).
     pub flags: Vec<String>,
 }

@@ -5,7 +5,9 @@ use host::Host;
 
 use crate::error::PlanError;
 use crate::layout::Layout;
-use crate::model::{CpuVendor, HugepageRequest, Plan, PlanOptions, Style, SCHEMA_VERSION};
+use crate::model::{
+    CpuVendor, HugepageRequest, IntelPstate, Plan, PlanOptions, Style, SCHEMA_VERSION,
+};
 use crate::partition::{self, PartitionRequest};
 use crate::ppc::{self, PpcInput};
 use crate::rules::{self, Facts};
@@ -38,6 +40,61 @@ pub fn cpu_vendor(host: &Host) -> Option<CpuVendor> {
     } else {
         None
     }
+}
+
+/// Intel family-6 models by the name the kernel's perf driver gives them in
+/// `/sys/devices/cpu/caps/pmu_name` (`arch/x86/events/intel/core.c`), for the generations
+/// TuneD's `intel_recommended_pstate` tells apart.
+const PMU_BY_MODEL: [(u32, &str); 30] = [
+    (42, "sandybridge"),
+    (45, "sandybridge"),
+    (58, "ivybridge"),
+    (62, "ivybridge"),
+    (60, "haswell"),
+    (63, "haswell"),
+    (69, "haswell"),
+    (70, "haswell"),
+    (61, "broadwell"),
+    (71, "broadwell"),
+    (79, "broadwell"),
+    (86, "broadwell"),
+    (78, "skylake"),
+    (94, "skylake"),
+    (85, "skylake"),
+    (142, "skylake"),
+    (158, "skylake"),
+    (165, "skylake"),
+    (166, "skylake"),
+    (106, "icelake"),
+    (108, "icelake"),
+    (125, "icelake"),
+    (126, "icelake"),
+    (143, "sapphire_rapids"),
+    (207, "sapphire_rapids"),
+    (173, "granite_rapids"),
+    (174, "granite_rapids"),
+    (151, "alderlake_hybrid"),
+    (154, "alderlake_hybrid"),
+    (183, "raptorlake_hybrid"),
+];
+
+/// The generations before Ice Lake: TuneD's `intel_recommended_pstate` returns `disable` for
+/// them (and for a CPU whose generation it cannot read), `active` for the rest.
+const PRE_ICELAKE: [&str; 5] = ["sandybridge", "ivybridge", "haswell", "broadwell", "skylake"];
+
+/// The `intel_pstate` mode TuneD (and so NTO) picks for an Intel host, from its family/model;
+/// `None` when cpuinfo gave no model number.
+pub fn intel_recommended_pstate(host: &Host) -> Option<IntelPstate> {
+    let (family, model) = host.topology.cpus.iter().find_map(|c| c.family_model)?;
+    let pmu = if family == 6 {
+        PMU_BY_MODEL.iter().find(|(m, _)| *m == model).map(|(_, n)| *n)
+    } else {
+        None
+    };
+    Some(match pmu {
+        Some(name) if !PRE_ICELAKE.contains(&name) => IntelPstate::Active,
+        _ => IntelPstate::Disable,
+    })
 }
 
 /// Read the host model behind `root`, refusing a root that holds no host at all (neither CPU
@@ -157,6 +214,9 @@ pub fn make_plan(host: &Host, req: &PlanRequest) -> Result<Plan, PlanError> {
     let mut options = req.options.clone();
     if options.cpu_vendor.is_none() {
         options.cpu_vendor = cpu_vendor(host);
+    }
+    if options.intel_pstate.is_none() && options.cpu_vendor == Some(CpuVendor::Intel) {
+        options.intel_pstate = intel_recommended_pstate(host);
     }
     for p in &options.hugepages {
         if let Some(n) = p.node {
@@ -357,5 +417,20 @@ mod tests {
         assert_eq!(device_node(&host, "3b:00.0").unwrap(), 0);
         let e = device_node(&host, "eth9").unwrap_err().to_string();
         assert!(e.contains("ens1f0"), "{e}");
+    }
+
+    #[test]
+    fn intel_pstate_follows_the_cpu_generation() {
+        // TuneD's intel_recommended_pstate: disable before Ice Lake (and when unknown)
+        let host_of = |fm: Option<(u32, u32)>| {
+            let mut h = Host::default();
+            h.topology.cpus.push(host::CpuTopo { cpu: 0, family_model: fm, ..Default::default() });
+            h
+        };
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 85)))), Some(IntelPstate::Disable));
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 106)))), Some(IntelPstate::Active));
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 143)))), Some(IntelPstate::Active));
+        assert_eq!(intel_recommended_pstate(&host_of(Some((6, 134)))), Some(IntelPstate::Disable));
+        assert_eq!(intel_recommended_pstate(&host_of(None)), None);
     }
 }

@@ -91,6 +91,13 @@ pub struct PlanOptions {
     /// CPU vendor when known: picks the pstate / C-state arguments.
     #[serde(default)]
     pub cpu_vendor: Option<CpuVendor>,
+    /// The `intel_pstate` mode TuneD's `intel_recommended_pstate` picks for this CPU, which NTO
+    /// puts on every Intel node's boot line: `disable` before Ice Lake (active mode can add
+    /// jitter there), `active` from Ice Lake on. Set from the CPU's family/model at plan time;
+    /// absent (plans from before, hosts without the model number): `active` on low-latency
+    /// plans, none otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intel_pstate: Option<IntelPstate>,
     /// Socket busy polling in µs (`net.core.busy_read` and `net.core.busy_poll`; PAO's Tuned
     /// sets 50). Absent: left as the host has it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,6 +201,14 @@ closed_set! {
         SingleNumaNode = "single-numa-node",
         BestEffort = "best-effort",
         Restricted = "restricted",
+    }
+}
+
+closed_set! {
+    /// An `intel_pstate=` driver mode.
+    IntelPstate: "intel_pstate mode" {
+        Active = "active",
+        Disable = "disable",
     }
 }
 

@@ -108,12 +108,18 @@ impl Request {
             self.fill_from(ArgsFile::load(&file)?)?;
         }
         self.check()?;
+        // PPC's power mode defaults to `default`, refused with the RT kernel (after the sets)
+        let ppc_default_power_rt =
+            self.style == Some(Style::Ppc) && self.power.is_none() && self.rt_kernel == Some(true);
         let target = self.target()?;
         let req = self.resolve(&target)?;
-        Ok(Planned {
-            plan: make_plan(&target.host, &req)?,
-            layout: Layout::from_host(&target.host),
-        })
+        let plan = make_plan(&target.host, &req)?;
+        // PPC's power mode defaults to `default`, which it refuses with the RT kernel once the
+        // CPU sets are computed (so a set error comes first, as there)
+        if ppc_default_power_rt {
+            return Err(PlanError::from(PpcError::Args("default power consumption mode is not available with real-time kernel, please use one of [low-latency ultra-low-latency] modes".to_string())));
+        }
+        Ok(Planned { plan, layout: Layout::from_host(&target.host) })
     }
 
     /// Take what is unset from PPC's arguments; what the request says wins.
@@ -125,10 +131,23 @@ impl Request {
             ));
         }
         self.style = Some(Style::Ppc);
+        // what the command line refuses is refused here too, not silently ignored
+        if p.enable_hardware_tuning == Some(true) {
+            return Err(PlanError::invalid(
+                "\"enable-hardware-tuning\": true asks for PPC's hardwareTuning section (per-CPU frequency limits), which lowlat does not render",
+                "drop it (or set it false) and set frequencies another way",
+            ));
+        }
+        if let Some(pool) = &p.node_pool_name {
+            return Err(PlanError::invalid(
+                format!("\"node-pool-name\": {pool} is a hosted control plane's NodePool, for which PPC writes a ConfigMap; lowlat renders for MachineConfigPools only"),
+                "give \"mcp-name\" for a MachineConfigPool",
+            ));
+        }
         if let (Source::Live, Some(dir)) = (&self.source, p.must_gather_dir_path) {
             self.source = Source::MustGather { dir, node: None };
         }
-        self.pool = self.pool.take().or(p.mcp_name).or(p.node_pool_name);
+        self.pool = self.pool.take().or(p.mcp_name);
         self.reserved = self.reserved.or(p.reserved_cpu_count);
         if self.offline.is_none() {
             self.offline = match p.offlined_cpu_count {
@@ -209,6 +228,12 @@ impl Request {
                     "use the low-latency or default power mode with an idle limit, or drop the idle limit",
                 ));
             }
+        }
+        if let (Some(_), Some(true)) = (self.busy_poll_us, self.rt_kernel) {
+            return Err(PlanError::invalid(
+                "busy polling on a real-time kernel: RT kernels have no net.core.busy_read / net.core.busy_poll (CONFIG_NET_RX_BUSY_POLL is off with PREEMPT_RT); TuneD would log an ERROR and NTO mark the node's profile Degraded",
+                "drop --busy-poll, or plan for the non-RT kernel",
+            ));
         }
         for (what, v) in [("busy-poll time", self.busy_poll_us), ("idle limit", self.idle_limit_us)]
         {
@@ -294,6 +319,7 @@ impl Request {
                 user_level_networking: self.user_level_networking.or(ppc.then_some(false)),
                 workload_hints: true,
                 cpu_vendor: None,
+                intel_pstate: None,
                 busy_poll_us: self.busy_poll_us,
                 idle_limit_us: self.idle_limit_us,
             },
@@ -338,6 +364,18 @@ mod tests {
         assert!(e.to_string().contains("busy-poll time 50000000 µs"), "{e}");
         let e = req(None, Some(2_000_000), None).check().unwrap_err();
         assert!(e.to_string().contains("idle limit"), "{e}");
+    }
+
+    #[test]
+    fn busy_poll_on_an_rt_kernel_is_refused() {
+        // RT kernels have no net.core.busy_read/busy_poll (TuneD: ERROR, NTO: Degraded).
+        for us in [0, 50] {
+            let r = Request { busy_poll_us: Some(us), rt_kernel: Some(true), ..Default::default() };
+            let e = r.check().unwrap_err();
+            assert!(e.to_string().contains("real-time kernel"), "{e}");
+        }
+        let r = Request { busy_poll_us: Some(50), rt_kernel: Some(false), ..Default::default() };
+        assert!(r.check().is_ok());
     }
 }
 

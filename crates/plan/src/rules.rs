@@ -5,7 +5,9 @@
 
 use cpuset::CpuSet;
 
-use crate::model::{CpuVendor, HugepageRequest, KernelArg, PlanOptions, Power, RuntimeItem};
+use crate::model::{
+    CpuVendor, HugepageRequest, IntelPstate, KernelArg, PlanOptions, Power, RuntimeItem,
+};
 
 /// Host facts the rules need (kept small so a plan file alone can be re-derived).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,15 +88,37 @@ pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec
         let expanded: Vec<String> = reserved.iter().map(|c| c.to_string()).collect();
         v.push(arg("systemd.cpu_affinity", Some(expanded.join(",")), "PID 1 and every service start on housekeeping CPUs (expanded list, as older systemd needs)"));
     }
-    v.push(arg("nosoftlockup", None, "no soft-lockup detector hrtimer firing on isolated CPUs"));
+    // NTO's real-time workload hint (workloadHints.realTime: the low-latency power modes), or
+    // an RT kernel
+    let rt_hint = low_latency || o.rt_kernel;
+    if rt_hint {
+        v.push(arg(
+            "nosoftlockup",
+            None,
+            "no soft-lockup detector hrtimer firing on isolated CPUs",
+        ));
+    }
     if low_latency {
         v.push(arg(
             "nmi_watchdog",
             Some("0".into()),
             "no periodic NMI (perf counter) on every CPU",
         ));
+        if matches!(vendor, Some(CpuVendor::Intel | CpuVendor::Amd)) {
+            v.push(arg("mce", Some("off".into()), "no machine-check polling timer and MCE handling on any CPU (NTO's real-time hint); the cost: corrected and uncorrected hardware errors go unreported"));
+        }
     }
-    if o.rt_kernel {
+    match vendor {
+        Some(CpuVendor::Intel) => {
+            v.push(arg("intel_iommu", Some("on".into()), "the IOMMU on, so devices can be handed to pods (SR-IOV VFs, VFIO for DPDK), as NTO sets on Intel"));
+            v.push(arg("iommu", Some("pt".into()), "passthrough for the host's own DMA: no IOMMU translation cost on kernel-owned devices"));
+        }
+        Some(CpuVendor::Amd) => {
+            v.push(arg("iommu", Some("pt".into()), "passthrough for the host's own DMA: no IOMMU translation cost on kernel-owned devices (NTO sets it on AMD)"));
+        }
+        _ => {}
+    }
+    if rt_hint {
         v.push(arg("rcutree.kthread_prio", Some("11".into()), "RCU kthreads at SCHED_FIFO 11, above ksoftirqd/stalld, so grace periods finish under RT load"));
     }
     match (vendor, o.per_pod_power_management, low_latency) {
@@ -108,15 +132,29 @@ pub fn kernel_args(reserved: &CpuSet, isolated: &CpuSet, o: &PlanOptions) -> Vec
             Some("passive".into()),
             "per-pod power management: governors per CPU through cpufreq",
         )),
+        (Some(CpuVendor::Intel), false, _) if o.intel_pstate == Some(IntelPstate::Disable) => {
+            v.push(arg(
+                "intel_pstate",
+                Some("disable".into()),
+                "a CPU before Ice Lake: intel_pstate off, acpi-cpufreq instead (active mode can add jitter on these generations; TuneD's intel_recommended_pstate, as NTO sets it)",
+            ))
+        }
+        (Some(CpuVendor::Intel), false, _) if o.intel_pstate == Some(IntelPstate::Active) => {
+            v.push(arg(
+                "intel_pstate",
+                Some("active".into()),
+                "Ice Lake or later: hardware P-states (HWP) in active mode, as Intel recommends from Ice Lake on (TuneD's intel_recommended_pstate, as NTO sets it)",
+            ))
+        }
         (Some(CpuVendor::Intel), false, true) => v.push(arg(
             "intel_pstate",
             Some("active".into()),
             "hardware P-states with the performance governor hold the highest frequency",
         )),
-        (Some(CpuVendor::Amd), false, true) => v.push(arg(
+        (Some(CpuVendor::Amd), false, _) => v.push(arg(
             "amd_pstate",
             Some("guided".into()),
-            "firmware-guided P-states with a performance floor",
+            "firmware-guided P-states with a performance floor (NTO sets it on every AMD node)",
         )),
         _ => {}
     }
@@ -273,11 +311,16 @@ pub fn runtime_items(
         value: r("10"),
         reason: r("vmstat per-CPU counter folding every 10 s instead of every second"),
     });
-    v.push(RuntimeItem::Sysctl {
-        name: r("kernel.numa_balancing"),
-        value: r("0"),
-        reason: r("no NUMA-balancing page faults and task migrations"),
-    });
+    // RT kernels are built without NUMA balancing: the sysctl does not exist there, and TuneD
+    // setting it logs an ERROR that NTO turns into a Degraded profile (NTO drops it on RT,
+    // `openshift-node-performance-rt`).
+    if !o.rt_kernel {
+        v.push(RuntimeItem::Sysctl {
+            name: r("kernel.numa_balancing"),
+            value: r("0"),
+            reason: r("no NUMA-balancing page faults and task migrations"),
+        });
+    }
     v.push(RuntimeItem::Sysctl {
         name: r("kernel.hung_task_timeout_secs"),
         value: r("600"),
@@ -290,7 +333,7 @@ pub fn runtime_items(
             reason: r("no periodic NMI on every CPU (same as nmi_watchdog=0, without a reboot)"),
         });
     }
-    if o.rt_kernel {
+    if o.rt_kernel || o.power.is_low_latency() {
         v.push(RuntimeItem::Sysctl {
             name: r("kernel.sched_rt_runtime_us"),
             value: r("-1"),
@@ -360,11 +403,41 @@ mod tests {
     }
 
     #[test]
+    fn pstate_by_vendor_and_generation_as_nto() {
+        // issue 20 item 3: TuneD's intel_recommended_pstate on every Intel plan, amd_pstate
+        // guided on every AMD plan, passive with per-pod power management
+        let r = CpuSet::parse_list("0").unwrap();
+        let i = CpuSet::parse_list("1-3").unwrap();
+        let with = |vendor, pstate, power: &str, ppm| {
+            let mut o = opts(power);
+            o.cpu_vendor = Some(vendor);
+            o.intel_pstate = pstate;
+            o.per_pod_power_management = ppm;
+            tokens(&kernel_args(&r, &i, &o))
+        };
+        use crate::model::IntelPstate::{Active, Disable};
+        assert!(with(CpuVendor::Intel, Some(Disable), "default", false)
+            .ends_with(" intel_pstate=disable"));
+        assert!(with(CpuVendor::Intel, Some(Disable), "low-latency", false)
+            .contains(" intel_pstate=disable"));
+        assert!(with(CpuVendor::Intel, Some(Active), "default", false)
+            .ends_with(" intel_pstate=active"));
+        assert!(with(CpuVendor::Intel, Some(Disable), "low-latency", true)
+            .contains(" intel_pstate=passive"));
+        // plans without the recorded generation keep the old rule
+        assert!(!with(CpuVendor::Intel, None, "default", false).contains("intel_pstate"));
+        assert!(with(CpuVendor::Intel, None, "low-latency", false).contains("intel_pstate=active"));
+        let amd = with(CpuVendor::Amd, None, "default", false);
+        assert!(amd.contains(" iommu=pt") && !amd.contains("intel_iommu"), "{amd}");
+        assert!(amd.ends_with(" amd_pstate=guided"), "{amd}");
+    }
+
+    #[test]
     fn default_mode_args() {
         let r = CpuSet::parse_list("0,40").unwrap();
         let i = CpuSet::parse_list("1-39,41-79").unwrap();
         let t = tokens(&kernel_args(&r, &i, &opts("default")));
-        assert_eq!(t, "skew_tick=1 tsc=reliable rcupdate.rcu_normal_after_boot=1 nohz=on nohz_full=1-39,41-79 rcu_nocbs=1-39,41-79 isolcpus=managed_irq,1-39,41-79 irqaffinity=0,40 kthread_cpus=0,40 systemd.cpu_affinity=0,40 nosoftlockup");
+        assert_eq!(t, "skew_tick=1 tsc=reliable rcupdate.rcu_normal_after_boot=1 nohz=on nohz_full=1-39,41-79 rcu_nocbs=1-39,41-79 isolcpus=managed_irq,1-39,41-79 irqaffinity=0,40 kthread_cpus=0,40 systemd.cpu_affinity=0,40 intel_iommu=on iommu=pt");
     }
 
     #[test]
@@ -381,7 +454,7 @@ mod tests {
         ];
         let t = tokens(&kernel_args(&r, &i, &o));
         assert!(t.contains("isolcpus=domain,managed_irq,1-3"), "{t}");
-        assert!(t.contains("nmi_watchdog=0 rcutree.kthread_prio=11 intel_pstate=active processor.max_cstate=1 intel_idle.max_cstate=0 idle=poll default_hugepagesz=1G hugepagesz=1G hugepages=4 hugepagesz=2M hugepages=0 nosmt"), "{t}");
+        assert!(t.contains("nosoftlockup nmi_watchdog=0 mce=off intel_iommu=on iommu=pt rcutree.kthread_prio=11 intel_pstate=active processor.max_cstate=1 intel_idle.max_cstate=0 idle=poll default_hugepagesz=1G hugepagesz=1G hugepages=4 hugepagesz=2M hugepages=0 nosmt"), "{t}");
         assert!(!kernel_args(&r, &i, &opts("low-latency")).iter().any(|a| a.key == "idle"));
         let rt = runtime_items(&r, &i, &o, &Facts::default());
         assert!(rt.contains(&RuntimeItem::File { path: "sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages".into(), value: "128".into(), reason: "128 2M huge pages on NUMA node 0 (per-node pages cannot be set on the command line)".into() }));

@@ -45,11 +45,7 @@ pub fn load_replicas(plan: &Plan, opts: &RenderOptions) -> usize {
 fn pod_node_selector(plan: &Plan, role: &str) -> (String, String) {
     match &plan.host {
         Some(h) => ("kubernetes.io/hostname".into(), h.clone()),
-        None => plan
-            .options
-            .node_selector
-            .clone()
-            .unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new())),
+        None => crate::openshift::node_selector(plan, role),
     }
 }
 

@@ -126,6 +126,11 @@ pub struct RenderOptions {
     pub runtime_class: Option<String>,
     /// RT kernel packages for the rpm-ostree override (`kernel-rt-core-….rpm` …).
     pub rt_packages: Vec<String>,
+    /// openshift: leave out what lowlat adds on purpose beyond NTO (`irqaffinity`,
+    /// `kthread_cpus`, `kernel.watchdog_cpumask`; `systemd.cpu_affinity` over every
+    /// non-isolated CPU), so the node gets NTO's settings (docs/commands/render.md, "Where
+    /// lowlat differs from NTO").
+    pub nto_exact: bool,
 }
 
 impl Default for RenderOptions {
@@ -141,6 +146,7 @@ impl Default for RenderOptions {
             test_cpus: 0,
             runtime_class: None,
             rt_packages: vec![],
+            nto_exact: false,
         }
     }
 }
@@ -234,6 +240,12 @@ pub fn render(
             "explaining each argument goes with the cmdline target",
         ));
     }
+    if opts.nto_exact && target != Target::Openshift {
+        return Err(input_error(
+            format!("--nto-exact does not apply to the {target} target"),
+            "--nto-exact goes with the openshift target",
+        ));
+    }
     if opts.input.is_some() && !target.takes_input() {
         return Err(input_error(
             format!("the {target} target reads no input file"),
@@ -247,6 +259,9 @@ pub fn render(
         Target::Bls => boot::bls(plan, opts.input.as_ref())?,
         Target::RpmOstree => vec![boot::rpm_ostree(plan, &opts.rt_packages)],
         Target::Tuned => tuned::render(plan),
+        Target::Openshift if opts.nto_exact => {
+            openshift::render(&openshift::nto_exact(plan), &role(plan, opts))
+        }
         Target::Openshift => openshift::render(plan, &role(plan, opts)),
         Target::PerformanceProfile => {
             openshift::performance_profile_files(plan, opts.role.as_deref())

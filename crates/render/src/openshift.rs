@@ -12,11 +12,38 @@ use crate::OutFile;
 
 const ROLE_LABEL: &str = "machineconfiguration.openshift.io/role";
 
-fn node_selector(plan: &Plan, role: &str) -> (String, String) {
-    plan.options
-        .node_selector
-        .clone()
-        .unwrap_or_else(|| (format!("node-role.kubernetes.io/{role}"), String::new()))
+/// The node label of the role: the plan's pool's own selector when rendering for that pool,
+/// else `node-role.kubernetes.io/<role>` (a `--role` other than the plan's pool renames it
+/// everywhere: a selector kept from the plan's pool would let two custom pools claim one node).
+pub fn node_selector(plan: &Plan, role: &str) -> (String, String) {
+    let role_label = || (format!("node-role.kubernetes.io/{role}"), String::new());
+    if !is_plans_role(plan, role) {
+        return role_label();
+    }
+    plan.options.node_selector.clone().unwrap_or_else(role_label)
+}
+
+/// The MachineConfigPool selector of the role: the plan's pool's when rendering for it, else
+/// the label the pool carries: `pools.operator.machineconfiguration.openshift.io/<role>` on the
+/// built-in pools (they have no role label), `machineconfiguration.openshift.io/role: <role>`
+/// on the pool [`machine_config_pool`] defines.
+pub fn mcp_selector(plan: &Plan, role: &str) -> (String, String) {
+    let role_label = || {
+        if is_built_in_pool(role) {
+            (format!("pools.operator.machineconfiguration.openshift.io/{role}"), String::new())
+        } else {
+            (ROLE_LABEL.to_string(), role.to_string())
+        }
+    };
+    if !is_plans_role(plan, role) {
+        return role_label();
+    }
+    plan.options.mcp_selector.clone().unwrap_or_else(role_label)
+}
+
+/// Whether `role` is the one the plan was made for (its pool, or the default role).
+fn is_plans_role(plan: &Plan, role: &str) -> bool {
+    crate::role_of(plan, None) == role
 }
 
 fn header(plan: &Plan, role: &str) -> String {
@@ -60,20 +87,71 @@ pub fn machine_config_pool(plan: &Plan, role: &str) -> Value {
     ])
 }
 
+/// Per-NUMA-node huge pages of the plan: (node, size in kB, count).
+pub fn node_hugepages(plan: &Plan) -> Vec<(usize, u64, u64)> {
+    plan.options
+        .hugepages
+        .iter()
+        .filter_map(|p| Some((p.node?, plan::rules::size_kb(&p.size)?, p.count)))
+        .collect()
+}
+
+const CLEAR_IRQBALANCE_PATH: &str = "/usr/local/bin/clear-irqbalance-banned-cpus.sh";
+
+/// Empties irqbalance's banned-CPU mask and CRI-O's saved copy of it (so CRI-O's restore on
+/// start does nothing).
+const CLEAR_IRQBALANCE_SCRIPT: &str = "#!/bin/sh\n# lowlat: no CPU banned from irqbalance at boot; CRI-O bans guaranteed pods' CPUs itself\nset -eu\nconf=/etc/sysconfig/irqbalance\nsaved=/etc/sysconfig/orig_irq_banned_cpus\n[ -f \"$conf\" ] || exit 0\nsed -i '/^[[:space:]]*IRQBALANCE_BANNED_CPUS\\b/d' \"$conf\"\necho 'IRQBALANCE_BANNED_CPUS=0' >>\"$conf\"\nif [ -f \"$saved\" ]; then echo 0 >\"$saved\"; fi\n";
+
+fn clear_irqbalance_unit() -> Value {
+    map(vec![
+        (
+            "contents",
+            s(format!("[Unit]\nDescription=lowlat: clear irqbalance's banned CPUs early in boot\nBefore=kubelet.service\nBefore=irqbalance.service\n\n[Service]\nType=oneshot\nRemainAfterExit=true\nExecStart={CLEAR_IRQBALANCE_PATH}\n\n[Install]\nWantedBy=multi-user.target\n")),
+        ),
+        ("enabled", b(true)),
+        ("name", s("clear-irqbalance-banned-cpus.service")),
+    ])
+}
+
+const HUGEPAGES_SCRIPT_PATH: &str = "/usr/local/bin/hugepages-allocation.sh";
+
+/// Sets `HUGEPAGES_COUNT` pages of `HUGEPAGES_SIZE` kB on NUMA node `NUMA_NODE`, retrying for a
+/// minute while the kernel compacts memory.
+const HUGEPAGES_SCRIPT: &str = "#!/bin/sh\n# lowlat: per-NUMA-node huge pages, before the kubelet starts\nset -eu\nf=/sys/devices/system/node/node$NUMA_NODE/hugepages/hugepages-${HUGEPAGES_SIZE}kB/nr_hugepages\n[ -f \"$f\" ] || { echo \"lowlat: $f does not exist\" >&2; exit 1; }\ni=0\nuntil [ \"$(cat \"$f\")\" -eq \"$HUGEPAGES_COUNT\" ]; do\n  echo \"$HUGEPAGES_COUNT\" >\"$f\"\n  i=$((i + 1))\n  if [ \"$i\" -gt 60 ]; then\n    echo \"lowlat: $f holds $(cat \"$f\") pages, not $HUGEPAGES_COUNT\" >&2\n    exit 1\n  fi\n  sleep 1\ndone\n";
+
+/// The unit that allocates one node's huge pages before the kubelet (it must see them in the
+/// node's capacity when it starts), named as NTO names it.
+fn hugepages_unit(node: usize, kb: u64, count: u64) -> Value {
+    let contents = format!(
+        "[Unit]\nDescription=lowlat: {count} huge pages of {kb} kB on NUMA node {node}\nBefore=kubelet.service\n\n[Service]\nEnvironment=HUGEPAGES_COUNT={count}\nEnvironment=HUGEPAGES_SIZE={kb}\nEnvironment=NUMA_NODE={node}\nType=oneshot\nRemainAfterExit=true\nExecStart={HUGEPAGES_SCRIPT_PATH}\n\n[Install]\nWantedBy=multi-user.target\n"
+    );
+    map(vec![
+        ("contents", s(contents)),
+        ("enabled", b(true)),
+        ("name", s(format!("hugepages-allocation-{kb}kB-NUMA{node}.service"))),
+    ])
+}
+
+const OFFLINE_SCRIPT_PATH: &str = "/usr/local/bin/set-cpus-offline.sh";
+
+/// Takes the CPUs of `OFFLINE_CPUS` (a comma list) offline, after checking that each exists.
+const OFFLINE_SCRIPT: &str = "#!/bin/sh\n# lowlat: take the plan's offlined CPUs down before the kubelet starts\nset -eu\ncpus=$(echo \"$OFFLINE_CPUS\" | tr ',' ' ')\nfor c in $cpus; do\n  [ -f \"/sys/devices/system/cpu/cpu$c/online\" ] || { echo \"lowlat: CPU $c cannot go offline (no cpu$c/online)\" >&2; exit 1; }\ndone\nfor c in $cpus; do\n  echo 0 >\"/sys/devices/system/cpu/cpu$c/online\"\ndone\n";
+
+/// The unit that takes the offlined CPUs down, named as NTO names it.
 fn offline_unit(plan: &Plan) -> Option<Value> {
     if plan.offlined.is_empty() {
         return None;
     }
     let cpus: Vec<String> = plan.offlined.iter().map(|c| c.to_string()).collect();
     let contents = format!(
-        "[Unit]\nDescription=lowlat: take CPUs {} offline\nBefore=kubelet.service\n\n[Service]\nType=oneshot\nRemainAfterExit=true\nExecStart=/bin/sh -c 'for c in {}; do echo 0 > /sys/devices/system/cpu/cpu$c/online; done'\n\n[Install]\nWantedBy=multi-user.target\n",
+        "[Unit]\nDescription=lowlat: take CPUs {} offline\nBefore=kubelet.service\n\n[Service]\nEnvironment=OFFLINE_CPUS={}\nType=oneshot\nRemainAfterExit=true\nExecStart={OFFLINE_SCRIPT_PATH}\n\n[Install]\nWantedBy=multi-user.target\n",
         plan.offlined,
-        cpus.join(" ")
+        cpus.join(",")
     );
     Some(map(vec![
         ("contents", s(contents)),
         ("enabled", b(true)),
-        ("name", s("lowlat-cpus-offline.service")),
+        ("name", s("set-cpus-offline.service")),
     ]))
 }
 
@@ -86,16 +164,32 @@ pub fn runtime_class_name(plan: &Plan) -> String {
 /// CRI-O's handler name for the runtime that honours the low-latency annotations.
 pub const CRIO_HANDLER: &str = "high-performance";
 
-/// The CRI-O drop-in declaring the `high-performance` runtime (runc, allowed to read the
-/// `cpu-load-balancing`, `cpu-quota` and `irq-load-balancing` annotations) and keeping infra
-/// containers on the housekeeping CPUs; a runtimes table in a drop-in replaces the default
-/// one, so `runc` is declared again.
+/// The annotations the `high-performance` runtime lets pods set: CPU load balancing, CFS
+/// quota and IRQ load balancing per pod, and per-pod power management (C-states and the
+/// cpufreq governor of the pod's CPUs), as NTO allows them.
+pub const CRIO_ALLOWED_ANNOTATIONS: [&str; 5] = [
+    "cpu-load-balancing.crio.io",
+    "cpu-quota.crio.io",
+    "irq-load-balancing.crio.io",
+    "cpu-c-states.crio.io",
+    "cpu-freq-governor.crio.io",
+];
+
+/// The CRI-O drop-in NTO writes (`assets/performanceprofile/configs/99-runtimes.conf`, NTO as
+/// of OpenShift 4.20/5.0, CRI-O 1.33+): infra containers on the housekeeping CPUs, Go runtimes
+/// given at least 4 GOMAXPROCS, and the `high-performance` runtime inheriting the default one
+/// (`inherit_default_runtime`, so runc stays declared as the cluster has it), with `exec`
+/// processes on the container's first CPU (`exec_cpu_affinity`), containers in a systemd
+/// subgroup and the annotations of [`CRIO_ALLOWED_ANNOTATIONS`].
 pub fn crio_runtimes(plan: &Plan) -> String {
+    let allowed: Vec<String> =
+        CRIO_ALLOWED_ANNOTATIONS.iter().map(|a| format!("\"{a}\"")).collect();
     format!(
-        "# lowlat plan `{}`: CRI-O runtime for the RuntimeClass {}\n[crio.runtime]\ninfra_ctr_cpuset = \"{}\"\n\n[crio.runtime.runtimes.runc]\nruntime_path = \"\"\nruntime_type = \"oci\"\nruntime_root = \"/run/runc\"\n\n[crio.runtime.runtimes.{CRIO_HANDLER}]\nruntime_path = \"/bin/runc\"\nruntime_type = \"oci\"\nruntime_root = \"/run/runc\"\nallowed_annotations = [\"cpu-load-balancing.crio.io\", \"cpu-quota.crio.io\", \"irq-load-balancing.crio.io\"]\n",
+        "# lowlat plan `{}`: CRI-O runtime for the RuntimeClass {}\n[crio.runtime]\ninfra_ctr_cpuset = \"{}\"\nmin_injected_gomaxprocs = 4\n\n[crio.runtime.runtimes.{CRIO_HANDLER}]\ninherit_default_runtime = true\nexec_cpu_affinity = \"first\"\ndefault_annotations = {{\"run.oci.systemd.subgroup\" = \"\"}}\nallowed_annotations = [{}]\n",
         plan.name,
         runtime_class_name(plan),
-        plan.reserved.to_list()
+        plan.reserved.to_list(),
+        allowed.join(", ")
     )
 }
 
@@ -124,23 +218,74 @@ pub fn runtime_class(plan: &Plan, role: &str) -> Value {
     ])
 }
 
-/// MachineConfig with the kernel type and arguments.
+/// The CPUs that are not isolated (housekeeping, offline, SMT-off) as TuneD's
+/// `cpulist2hex` writes them: 32-bit words of 8 hex digits, most significant first.
+pub fn not_isolated_cpumask(plan: &Plan) -> String {
+    let all = plan.reserved.union(&plan.offlined).union(&plan.smt_disabled);
+    let not_isolated = all.difference(&plan.isolated);
+    let mask = not_isolated.to_mask(0);
+    match mask.split_once(',') {
+        Some((top, rest)) => format!("{top:0>8},{rest}"),
+        None => format!("{mask:0>8}"),
+    }
+}
+
+/// MachineConfig with the kernel type and arguments (and `tuned.non_isolcpus`, which NTO's
+/// boot line carries: the mask of CPUs that are not isolated, read by TuneD's early-boot
+/// hooks).
 pub fn machine_config(plan: &Plan, role: &str) -> Value {
-    let args: Vec<Value> = plan.kernel_args.iter().map(|a| s(a.token())).collect();
+    let mut args: Vec<Value> = plan.kernel_args.iter().map(|a| s(a.token())).collect();
+    if !plan.isolated.is_empty() {
+        args.push(s(format!("tuned.non_isolcpus={}", not_isolated_cpumask(plan))));
+    }
     let mut config = vec![("ignition", map(vec![("version", s("3.2.0"))]))];
-    config.push((
-        "storage",
-        map(vec![(
-            "files",
-            seq(vec![ignition_file(
-                "/etc/crio/crio.conf.d/99-lowlat-runtimes.conf",
-                0o644,
-                &crio_runtimes(plan),
-            )]),
-        )]),
+    let mut files = vec![ignition_file(
+        "/etc/crio/crio.conf.d/99-lowlat-runtimes.conf",
+        0o644,
+        &crio_runtimes(plan),
+    )];
+    // the offline script, always there as NTO has it (set-cpus-offline.service uses it)
+    files.push(ignition_file(OFFLINE_SCRIPT_PATH, 0o755, OFFLINE_SCRIPT));
+    // the per-node huge pages script, always there as NTO has it (its units use it)
+    let pages = node_hugepages(plan);
+    files.push(ignition_file(HUGEPAGES_SCRIPT_PATH, 0o755, HUGEPAGES_SCRIPT));
+    // irqbalance starts every boot with no CPU banned: CRI-O bans a pod's CPUs while the pod
+    // runs with irq-load-balancing.crio.io: disable, and a ban left from before a reboot would
+    // stay (NTO's clear-irqbalance-banned-cpus, in lowlat's words)
+    files.push(ignition_file(CLEAR_IRQBALANCE_PATH, 0o755, CLEAR_IRQBALANCE_SCRIPT));
+    // stalld reads the scheduler's state from sched_debug rather than its eBPF backend, as
+    // NTO configures it (inert while stalld does not run)
+    files.push(ignition_file("/etc/sysconfig/stalld-backend", 0o644, "BE=\"-b sched_debug\"\n"));
+    files.push(ignition_file(
+        "/etc/systemd/system/stalld.service.d/stalld-backend.conf",
+        0o644,
+        "[Service]\nEnvironmentFile=/etc/sysconfig/stalld-backend\n",
     ));
-    if let Some(unit) = offline_unit(plan) {
-        config.push(("systemd", map(vec![("units", seq(vec![unit]))])));
+    // OVS in its own slice, outside the kubepods cpusets, and OVN-Kubernetes told to move its
+    // threads with the pods' CPU pinning (NTO writes the same files)
+    files.push(ignition_file(
+        "/etc/systemd/system/ovs.slice",
+        0o644,
+        "[Unit]\nDescription=lowlat: slice giving Open vSwitch an unrestricted set of CPUs\n\n[Slice]\n",
+    ));
+    for svc in ["openvswitch", "ovs-vswitchd", "ovsdb-server"] {
+        files.push(ignition_file(
+            &format!("/etc/systemd/system/{svc}.service.d/01-use-ovs-slice.conf"),
+            0o644,
+            "[Service]\nSlice=ovs.slice\n",
+        ));
+    }
+    files.push(ignition_file(
+        "/var/lib/ovn-ic/etc/enable_dynamic_cpu_affinity",
+        0o644,
+        "# lowlat: ovnkube-node manages the CPU affinity of the OVS services while this file\n# exists and is not empty; empty it (or delete it) to turn that off\n",
+    ));
+    config.push(("storage", map(vec![("files", seq(files))])));
+    let mut units: Vec<Value> = offline_unit(plan).into_iter().collect();
+    units.push(clear_irqbalance_unit());
+    units.extend(pages.iter().map(|(node, kb, count)| hugepages_unit(*node, *kb, *count)));
+    if !units.is_empty() {
+        config.push(("systemd", map(vec![("units", seq(units))])));
     }
     map(vec![
         ("apiVersion", s("machineconfiguration.openshift.io/v1")),
@@ -163,6 +308,15 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
     ])
 }
 
+/// The kubelet's default hard-eviction thresholds, which NTO writes (a KubeletConfig's
+/// `evictionHard` replaces the default map, so a partial one switches the others off).
+pub const EVICTION_HARD: [(&str, &str); 4] = [
+    ("imagefs.available", "15%"),
+    ("memory.available", "100Mi"),
+    ("nodefs.available", "10%"),
+    ("nodefs.inodesFree", "5%"),
+];
+
 /// KubeletConfig: static CPU manager on the plan's reserved CPUs.
 pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
     let policy = plan.options.topology_policy.unwrap_or(TopologyPolicy::BestEffort);
@@ -177,7 +331,9 @@ pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
     }
     kc.push(("reservedSystemCPUs", s(plan.reserved.to_list())));
     kc.push(("topologyManagerPolicy", s(policy.as_str())));
-    kc.push(("evictionHard", map(vec![("memory.available", s("100Mi"))])));
+    // A KubeletConfig's evictionHard replaces the kubelet's whole default map: name all four
+    // defaults, as NTO does, or disk-pressure eviction (nodefs/imagefs/inodes) is off.
+    kc.push(("evictionHard", map(EVICTION_HARD.iter().map(|(k, v)| (*k, s(*v))).collect())));
     kc.push(("kubeReserved", map(vec![("memory", s("500Mi"))])));
     kc.push(("systemReserved", map(vec![("memory", s("500Mi"))])));
     if matches!(policy, TopologyPolicy::Restricted | TopologyPolicy::SingleNumaNode) {
@@ -190,6 +346,9 @@ pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
             ])]),
         ));
     }
+    // the pool's own label: the built-in pools carry no role label, so a role selector would
+    // match no pool and the KubeletConfig would do nothing
+    let (pk, pv) = mcp_selector(plan, role);
     map(vec![
         ("apiVersion", s("machineconfiguration.openshift.io/v1")),
         ("kind", s("KubeletConfig")),
@@ -197,10 +356,7 @@ pub fn kubelet_config(plan: &Plan, role: &str) -> Value {
         (
             "spec",
             map(vec![
-                (
-                    "machineConfigPoolSelector",
-                    map(vec![("matchLabels", map(vec![(ROLE_LABEL, s(role))]))]),
-                ),
+                ("machineConfigPoolSelector", map(vec![("matchLabels", map(vec![(pk, s(pv))]))])),
                 ("kubeletConfig", map(kc)),
             ]),
         ),
@@ -249,29 +405,71 @@ fn tuned_object(name: String, data: String, role: &str, priority: u64) -> Value 
     ])
 }
 
+/// OpenShift's own MachineConfigPools: the Machine Config Operator owns their definitions.
+pub const BUILT_IN_POOLS: [&str; 2] = ["master", "worker"];
+
+/// Whether `role` is a built-in pool (no MachineConfigPool is written for it: applying one
+/// with replace or GitOps would redefine the operator's pool).
+pub fn is_built_in_pool(role: &str) -> bool {
+    BUILT_IN_POOLS.contains(&role)
+}
+
 /// The node-label and apply commands, in the order the seed procedure uses.
 pub fn apply_script(plan: &Plan, role: &str) -> String {
     let (nk, nv) = node_selector(plan, role);
     let node = plan.host.clone().unwrap_or_else(|| "<node_name>".into());
+    let pool = if is_built_in_pool(role) {
+        format!("# {role} is a built-in pool: its MachineConfigPool is OpenShift's own\n")
+    } else {
+        "oc apply -f 01-machineconfigpool.yaml\n".to_string()
+    };
     format!(
-        "#!/bin/sh\n# {}\nset -eu\ncd \"$(dirname \"$0\")\"\noc apply -f 01-machineconfigpool.yaml\noc apply -f 04-tuned.yaml\noc apply -f 02-machineconfig.yaml\noc apply -f 03-kubeletconfig.yaml\noc apply -f 05-runtimeclass.yaml\n# move the node into the pool; the MachineConfigPool rolls it out and reboots the node\noc label node {} {}\n",
+        "#!/bin/sh\n# {}\nset -eu\ncd \"$(dirname \"$0\")\"\n{pool}oc apply -f 04-tuned.yaml\noc apply -f 02-machineconfig.yaml\noc apply -f 03-kubeletconfig.yaml\noc apply -f 05-runtimeclass.yaml\n# move the node into the pool; the MachineConfigPool rolls it out and reboots the node\noc label node {} {}\n",
         crate::quote::comment(&header(plan, role)),
         crate::quote::sh(&node),
         crate::quote::sh(&format!("{nk}={nv}"))
     )
 }
 
+/// The plan without lowlat's deliberate additions beyond NTO (`render openshift
+/// --nto-exact`): no `irqaffinity` (NTO leaves the boot-time IRQ mask alone and CRI-O moves
+/// IRQs per pod), no `kthread_cpus`, no `kernel.watchdog_cpumask`, and `systemd.cpu_affinity`
+/// over every non-isolated CPU as NTO writes it.
+pub fn nto_exact(plan: &Plan) -> Plan {
+    let mut p = plan.clone();
+    p.kernel_args.retain(|a| a.key != "irqaffinity" && a.key != "kthread_cpus");
+    let not_isolated =
+        plan.reserved.union(&plan.offlined).union(&plan.smt_disabled).difference(&plan.isolated);
+    for a in &mut p.kernel_args {
+        if a.key == "systemd.cpu_affinity" {
+            let cpus: Vec<String> = not_isolated.iter().map(|c| c.to_string()).collect();
+            a.value = Some(cpus.join(","));
+        }
+    }
+    p.runtime.retain(|r| {
+        !matches!(r, plan::RuntimeItem::Sysctl { name, .. } if name == "kernel.watchdog_cpumask")
+    });
+    p
+}
+
 /// Every OpenShift file.
 pub fn render(plan: &Plan, role: &str) -> Vec<OutFile> {
     let h = header(plan, role);
-    vec![
-        OutFile::new("01-machineconfigpool.yaml", docs(&h, &[machine_config_pool(plan, role)])),
+    let mut v = vec![];
+    if !is_built_in_pool(role) {
+        v.push(OutFile::new(
+            "01-machineconfigpool.yaml",
+            docs(&h, &[machine_config_pool(plan, role)]),
+        ));
+    }
+    v.extend([
         OutFile::new("02-machineconfig.yaml", docs(&h, &[machine_config(plan, role)])),
         OutFile::new("03-kubeletconfig.yaml", docs(&h, &[kubelet_config(plan, role)])),
         OutFile::new("04-tuned.yaml", docs(&h, &[tuned_cr(plan, role)])),
         OutFile::new("05-runtimeclass.yaml", docs(&h, &[runtime_class(plan, role)])),
         OutFile::script("apply.sh", apply_script(plan, role)),
-    ]
+    ]);
+    v
 }
 
 /// PerformanceProfile v2, shaped like the Performance Profile Creator's output.
@@ -284,6 +482,10 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
         spec.push(("additionalKernelArgs", seq(vec![s("nosmt")])));
     }
     let mut cpu = vec![("isolated", s(plan.isolated.to_list()))];
+    if o.isolcpus_domain {
+        // static isolation (isolcpus=domain): NTO's switch for it
+        cpu.insert(0, ("balanceIsolated", b(false)));
+    }
     if !plan.offlined.is_empty() {
         cpu.push(("offlined", s(plan.offlined.to_list())));
     }
@@ -310,20 +512,18 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
             ]),
         ));
     }
-    let (mk, mv) = o.mcp_selector.clone().unwrap_or_else(|| (ROLE_LABEL.into(), role.clone()));
+    let (mk, mv) = mcp_selector(plan, &role);
     spec.push(("machineConfigPoolSelector", map(vec![(mk, s(mv))])));
     if let Some(uln) = o.user_level_networking {
         spec.push(("net", map(vec![("userLevelNetworking", b(uln))])));
     }
     let (nk, nv) = node_selector(plan, &role);
     spec.push(("nodeSelector", map(vec![(nk, s(nv))])));
-    spec.push((
-        "numa",
-        map(vec![(
-            "topologyPolicy",
-            s(o.topology_policy.unwrap_or(TopologyPolicy::Restricted).as_str()),
-        )]),
-    ));
+    // No policy chosen (lowlat style): no `numa`, so NTO's KubeletConfig keeps best-effort,
+    // as lowlat's own does (PPC always names one, restricted by default).
+    if let Some(policy) = o.topology_policy {
+        spec.push(("numa", map(vec![("topologyPolicy", s(policy.as_str()))])));
+    }
     spec.push(("realTimeKernel", map(vec![("enabled", b(o.rt_kernel))])));
     if o.workload_hints || !ppc {
         spec.push((

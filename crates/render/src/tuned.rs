@@ -33,6 +33,20 @@ pub enum Flavor {
 /// each to empty, which TuneD's merge makes the value (the child's option wins).
 pub const PARENT_BOOT_KEYS: [&str; 2] = ["cmdline_cpu_part", "cmdline_network_latency"];
 
+/// The sysctls an RT kernel lacks, which `network-latency` (a parent of `cpu-partitioning`)
+/// sets: an RT plan's profile drops them (TuneD's `drop=`), as NTO's
+/// `openshift-node-performance-rt` does.
+pub const RT_DROPPED_SYSCTLS: [&str; 3] =
+    ["kernel.numa_balancing", "net.core.busy_read", "net.core.busy_poll"];
+
+/// NTO's `[cpu] force_latency` on OpenShift (every profile without per-pod power management).
+pub const OPENSHIFT_FORCE_LATENCY: &str = "cstate.id:1|3";
+
+/// Whether the plan chose an idle limit (`--idle-limit`) rather than taking the power mode's.
+fn chosen_idle_limit(plan: &Plan) -> bool {
+    plan.runtime.iter().any(|r| matches!(r, RuntimeItem::IdleLimit { disable_states: true, .. }))
+}
+
 /// `kernel.timer_migration` on OpenShift: NTO's value and why.
 pub const OPENSHIFT_TIMER_MIGRATION: &str = "1";
 
@@ -87,6 +101,26 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
             _ => {}
         }
     }
+    if openshift && plan.options.per_pod_power_management {
+        // Per-pod power management: CRI-O sets each guaranteed pod's C-states and governor from
+        // its annotations; a node-wide governor or PM QoS hold would override them (NTO).
+        s.push_str("[cpu]\n# per-pod power management: CRI-O's cpu-c-states / cpu-freq-governor annotations\n# set each pod's CPUs; no node-wide governor or force_latency (as NTO does)\nenabled=false\n\n");
+        cpu.clear();
+    } else if openshift {
+        // NTO's [cpu] on every profile without per-pod power management: C1 at most by PM QoS
+        // (`cstate.id:1|3`; idle=poll does the rest on ultra-low-latency), the performance
+        // governor; a chosen --idle-limit keeps its value
+        let chosen = cpu
+            .iter()
+            .find(|l| l.starts_with("force_latency=") && chosen_idle_limit(plan))
+            .cloned();
+        cpu = vec![
+            chosen.unwrap_or_else(|| format!("force_latency={OPENSHIFT_FORCE_LATENCY}")),
+            "governor=performance".into(),
+            "energy_perf_bias=performance".into(),
+            "min_perf_pct=100".into(),
+        ];
+    }
     if !cpu.is_empty() {
         s.push_str("[cpu]\n");
         for l in cpu {
@@ -107,8 +141,12 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
             _ => None,
         })
         .collect();
-    if !sysctls.is_empty() {
+    if !sysctls.is_empty() || plan.options.rt_kernel {
         s.push_str("[sysctl]\n");
+        if plan.options.rt_kernel {
+            s.push_str("# RT kernels have neither NUMA balancing nor socket busy polling: drop what\n# network-latency sets (TuneD would log an ERROR and NTO mark the profile Degraded),\n# as NTO's openshift-node-performance-rt does\n");
+            s.push_str(&format!("drop={}\n", RT_DROPPED_SYSCTLS.join(",")));
+        }
         for (k, v) in sysctls {
             if openshift && k == "kernel.timer_migration" {
                 s.push_str("# OpenShift pins guaranteed pods after boot: timers armed on their CPUs must be\n# able to move away, so NTO keeps 1 (not TuneD's 0) and so does lowlat here\n");
@@ -129,14 +167,34 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
             _ => None,
         })
         .collect();
-    if !sysfs.is_empty() {
+    if !sysfs.is_empty() && !openshift {
+        // (on OpenShift the MachineConfig's hugepages-allocation units set them before the
+        // kubelet starts, so that it sees them)
         s.push_str("[sysfs]\n");
         for (p, v) in sysfs {
             s.push_str(&format!("/{}={}\n", ini(p), ini(v)));
         }
         s.push('\n');
     }
-    if plan.options.rt_kernel {
+    if openshift {
+        // fwupd's refresh timer triggers SMIs on the isolated CPUs; NTO stops it everywhere.
+        s.push_str("[service]\nservice.fwupd-refresh.timer=stop,disable\n");
+        // stalld with NTO's real-time hint (the low-latency power modes) or an RT kernel
+        s.push_str(if plan.options.rt_kernel || low {
+            "service.stalld=start,enable\n\n"
+        } else {
+            "service.stalld=stop,disable\n\n"
+        });
+        if plan.options.user_level_networking == Some(true) {
+            // user-level networking: as many NIC queues as housekeeping CPUs, so the kernel's
+            // queue IRQs land there (NTO's [net] channels)
+            s.push_str(&format!(
+                "[net]\n# user-level networking: one NIC queue per housekeeping CPU (as NTO)\nchannels=combined {}\n\n",
+                plan.reserved.len()
+            ));
+        }
+        s.push_str("[scheduler]\n# ksoftirqd, rcuc and ktimers at SCHED_FIFO 11 (above stalld's boosts); TuneD moves no\n# IRQs and leaves the default IRQ mask alone: irqaffinity= sets it at boot and CRI-O's\n# irq-load-balancing annotation takes IRQs off a pod's CPUs (as NTO does)\nruntime=0\ngroup.ksoftirqd=0:f:11:*:ksoftirqd.*\ngroup.rcuc=0:f:11:*:rcuc.*\ngroup.ktimers=0:f:11:*:ktimers.*\ndefault_irq_smp_affinity=ignore\nirq_process=false\n\n");
+    } else if plan.options.rt_kernel {
         s.push_str("[service]\nservice.stalld=start,enable\n\n");
     }
     if with_bootloader {

@@ -56,7 +56,14 @@ fn merge(mut a: Profile, b: Profile) -> Profile {
         match a.units.iter_mut().find(|(n, _)| *n == name) {
             None => a.units.push((name, unit)),
             Some((_, old)) => {
-                for (k, v) in unit {
+                // `unit.py`: `drop` is no option; it removes the named options inherited so
+                // far (`re.split(r"\b\s*[,;]\s*")`).
+                if let Some((_, d)) = unit.iter().find(|(k, _)| k == "drop") {
+                    let names: Vec<&str> =
+                        d.split([',', ';']).map(str::trim).filter(|n| !n.is_empty()).collect();
+                    old.retain(|(k, _)| !names.contains(&k.as_str()));
+                }
+                for (k, v) in unit.into_iter().filter(|(k, _)| k != "drop") {
                     match old.iter_mut().find(|(ok, _)| *ok == k) {
                         Some(slot) => slot.1 = v,
                         None => old.push((k, v)),
@@ -130,7 +137,11 @@ fn the_effective_boot_line_is_the_machine_configs() {
         // NTO adds TuneD's boot line as its own MachineConfig: the node boots with both.
         let node: Vec<String> = mc.iter().cloned().chain(tuned_line.iter().cloned()).collect();
         assert_eq!(node, mc, "{name}: TuneD would add {tuned_line:?} to the MachineConfig's line");
-        assert!(!node.iter().any(|a| a == "intel_pstate=disable"), "{name}");
+        // One intel_pstate, the plan's (TuneD's recommendation for the CPU generation), never
+        // a second one from cpu-partitioning.
+        let pstates: Vec<&String> =
+            node.iter().filter(|a| a.starts_with("intel_pstate=")).collect();
+        assert!(pstates.len() <= 1, "{name}: {pstates:?}");
         // No initrd rebuild either.
         for k in ["initrd_remove_dir", "initrd_dst_img", "initrd_add_dir"] {
             assert_eq!(merged.get("bootloader", k), Some(""), "{name}: {k}");
@@ -156,4 +167,40 @@ fn without_the_overrides_cpu_partitioning_adds_its_boot_line() {
     // TuneD's `-` removes from the line built so far.
     let p = parse("[bootloader]\ncmdline_a=+a b c\ncmdline_b=-b\ncmdline_c=d\n");
     assert_eq!(boot_line(&p), vec!["a", "c", "d"]);
+}
+
+#[test]
+fn no_rt_plan_sets_a_sysctl_the_rt_kernel_lacks() {
+    // network-latency sets kernel.numa_balancing and net.core.busy_read/busy_poll; RT kernels
+    // have none of them (TuneD logs an ERROR, NTO marks the Profile Degraded). After TuneD's
+    // merge, an RT plan's profile sets none; a non-RT plan keeps network-latency's.
+    let mut rt_seen = false;
+    for (name, plan) in common::cases() {
+        let merged = load(&tuned_data(&plan));
+        for k in render::tuned::RT_DROPPED_SYSCTLS {
+            let set = merged.get("sysctl", k);
+            if plan.options.rt_kernel {
+                assert_eq!(set, None, "{name}: the RT profile sets {k}");
+            } else {
+                assert!(set.is_some(), "{name}: {k} dropped on a non-RT plan");
+            }
+        }
+        // the host TuneD profile too
+        let host =
+            render::tuned::tuned_conf(&plan, "cpu-partitioning", render::tuned::Flavor::Host);
+        let merged = load(&host);
+        for k in render::tuned::RT_DROPPED_SYSCTLS {
+            if plan.options.rt_kernel {
+                assert_eq!(merged.get("sysctl", k), None, "{name} (tuned target): sets {k}");
+            }
+        }
+        rt_seen |= plan.options.rt_kernel;
+        assert!(
+            !plan.options.rt_kernel
+                || !plan.runtime.iter().any(|r| matches!(r,
+                    plan::RuntimeItem::Sysctl { name, .. } if render::tuned::RT_DROPPED_SYSCTLS.contains(&name.as_str()))),
+            "{name}: the RT plan itself sets a sysctl RT kernels lack"
+        );
+    }
+    assert!(rt_seen, "no RT case among the fixtures");
 }

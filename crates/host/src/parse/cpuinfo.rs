@@ -23,6 +23,9 @@ pub const FLAGS_OF_INTEREST: &[&str] = &[
 pub struct CpuInfo {
     pub processor: usize,
     pub model_name: Option<String>,
+    /// `cpu family` and `model` (x86): the CPU generation.
+    pub family: Option<u32>,
+    pub model: Option<u32>,
     pub physical_id: Option<i64>,
     pub core_id: Option<i64>,
     /// Flags from [`FLAGS_OF_INTEREST`] present on this CPU.
@@ -78,6 +81,8 @@ pub fn parse(text: &str) -> (Vec<CpuInfo>, Vec<LineIssue>) {
         match k {
             "model name" => c.model_name = Some(v.to_string()),
             "vendor_id" => c.vendor = Some(v.to_string()),
+            "cpu family" => c.family = v.parse().ok(),
+            "model" => c.model = v.parse().ok(),
             "physical id" => c.physical_id = v.parse().ok(),
             "core id" => c.core_id = v.parse().ok(),
             "flags" => {

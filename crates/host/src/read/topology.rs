@@ -85,6 +85,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
             numa_node: None,
             siblings,
             model: ci.and_then(|c| c.model_name.clone()),
+            family_model: ci.and_then(|c| Some((c.family?, c.model?))),
             flags: ci.map(|c| c.flags.clone()).unwrap_or_default(),
         };
         host.topology.cpus.push(topo);

@@ -182,7 +182,10 @@ fn info(dir: Option<PathBuf>, json: Option<Output>) -> anyhow::Result<ExitCode> 
     let dir = dir.ok_or_else(|| crate::exit::usage("--info reads a cluster: --must-gather DIR"))?;
     let pools = plan::ppc::info::cluster_info(&dir)?;
     if let Some(out) = &json {
-        out.write_json(&pools)?;
+        // PPC's `info --json` prints one compact line
+        let mut line = serde_json::to_vec(&pools)?;
+        line.push(b'\n');
+        out.write(&line)?;
     }
     if !json.as_ref().is_some_and(Output::is_stdout) {
         print!("{}", plan::ppc::info::text(&pools));

@@ -23,7 +23,7 @@ pub struct Args {
     /// What to render.
     #[arg(value_name = "TARGET")]
     pub target: Target,
-    /// Write the files into this directory instead of printing them.
+    /// Write the files into this directory instead of printing them (`-`: print them).
     #[arg(short, long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// cmdline: print each argument with the reason for it.
@@ -58,6 +58,10 @@ pub struct Args {
     /// rpm-ostree: a kernel-rt RPM to install (repeat for core, modules, modules-extra).
     #[arg(long = "rt-package", value_name = "FILE.rpm")]
     pub rt_packages: Vec<String>,
+    /// openshift: exactly NTO's settings where lowlat deliberately adds more (no irqaffinity,
+    /// kthread_cpus or kernel.watchdog_cpumask; systemd.cpu_affinity as NTO writes it).
+    #[arg(long)]
+    pub nto_exact: bool,
 }
 
 /// Run `lowlat render`.
@@ -76,6 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         test_cpus: args.test_cpus,
         runtime_class: args.runtime_class,
         rt_packages: args.rt_packages,
+        nto_exact: args.nto_exact,
     };
     opts.check()?;
     let rendered = match (&args.plan, args.target) {
@@ -88,6 +93,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     match (&args.output, &args.input) {
+        // `-o -`: standard output, as everywhere else (not a directory named `-`)
+        (Some(dir), _) if dir.as_os_str() == "-" => print!("{}", render::listing(&rendered)),
         (Some(dir), _) => {
             for path in files::write_dir(dir, &rendered)? {
                 println!("wrote {}", path.display());

@@ -14,6 +14,7 @@ mod import;
 mod inspect;
 mod knobs;
 mod measure;
+mod nto_oracle;
 mod pipe;
 mod plan;
 mod render;

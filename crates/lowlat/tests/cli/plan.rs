@@ -122,6 +122,7 @@ fn ppc_flag_names_and_errors() {
             "worker-cnf",
             "--reserved-cpu-count=4",
             "--rt-kernel=true",
+            "--power-consumption-mode=low-latency",
             "--split-reserved-cpus-across-numa=true",
             "--yaml",
         ])

@@ -361,3 +361,120 @@ fn cluster_apply_client_dry_run_prints_the_objects_without_a_cluster() {
     let objects: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
     assert_eq!(objects.as_array().map(Vec::len), Some(docs));
 }
+
+/// A plan made from a must-gather for the pool `worker-cnf` (its selectors come from the pool).
+fn make_pool_plan(dir: &Path) -> PathBuf {
+    let mg = testdata_dir().join("fixtures/nto/must-gather/must-gather.bare-metal");
+    let out = dir.join("pool-plan.yaml");
+    lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(mg)
+        .args(["--mcp-name", "worker-cnf", "--style", "ppc", "--reserved-cpu-count=4"])
+        .args(["--rt-kernel=true", "--power-consumption-mode=low-latency", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn role_renames_the_pool_selectors_everywhere() {
+    // issue 20 item 9: `--role worker-rt` on a plan for the pool worker-cnf must not keep
+    // worker-cnf's node selector (RuntimeClass, apply.sh label, PerformanceProfile).
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_pool_plan(dir.path());
+    let out = dir.path().join("os");
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["openshift", "--role", "worker-rt", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let mut all = String::new();
+    for f in walk(&out) {
+        all.push_str(&std::fs::read_to_string(f).unwrap());
+    }
+    assert!(!all.contains("worker-cnf"), "{all}");
+    assert!(all.contains("node-role.kubernetes.io/worker-rt: ''"), "{all}");
+    assert!(all.contains("'node-role.kubernetes.io/worker-rt='"), "{all}");
+    let pp = lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["performance-profile", "--role", "worker-rt"])
+        .assert()
+        .success();
+    let pp = String::from_utf8(pp.get_output().stdout.clone()).unwrap();
+    assert!(!pp.contains("worker-cnf"), "{pp}");
+    assert!(pp.contains("machineconfiguration.openshift.io/role: worker-rt"), "{pp}");
+    assert!(pp.contains("node-role.kubernetes.io/worker-rt: ''"), "{pp}");
+    // Without --role the plan's pool keeps its own selectors.
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .arg("performance-profile")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("node-role.kubernetes.io/worker-cnf: ''"));
+}
+
+#[test]
+fn output_dash_is_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    lowlat()
+        .current_dir(dir.path())
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["openshift", "-o", "-"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("# ==> 02-machineconfig.yaml <==")
+                .and(predicate::str::contains("wrote").not()),
+        );
+    assert!(!dir.path().join("-").exists(), "a directory named `-` was created");
+}
+
+#[test]
+fn busy_poll_on_an_rt_plan_is_refused() {
+    let mg = testdata_dir().join("fixtures/must-gather/must-gather.bare-metal");
+    lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(mg)
+        .args(["--node", "worker1", "--reserved", "4", "--power", "low-latency", "--rt-kernel"])
+        .args(["--busy-poll", "50us"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("busy_read"));
+}
+
+#[test]
+fn built_in_pools_are_not_redefined() {
+    // issue 20 item 7: --mcp-name/--role master|worker gets no MachineConfigPool.
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    for role in ["worker", "master"] {
+        let out = dir.path().join(role);
+        lowlat()
+            .args(["render", "--plan"])
+            .arg(&plan)
+            .args(["openshift", "--role", role, "-o"])
+            .arg(&out)
+            .assert()
+            .success();
+        assert!(!out.join("01-machineconfigpool.yaml").exists(), "{role}");
+        let apply = std::fs::read_to_string(out.join("apply.sh")).unwrap();
+        assert!(!apply.contains("01-machineconfigpool.yaml"), "{apply}");
+        assert!(out.join("02-machineconfig.yaml").exists());
+    }
+    let out = dir.path().join("custom");
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["openshift", "--role", "worker-rt", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(out.join("01-machineconfigpool.yaml").exists());
+}

@@ -25,7 +25,8 @@ pub struct NodeInfo {
     pub name: String,
     pub smt_enabled: bool,
     pub cpus_count: usize,
-    pub numa_cells_count: usize,
+    /// (Older PPC fixtures also carry `numa_cells_count`; current PPC does not print it, and
+    /// it is read past here.)
     pub numa_cells: Vec<NumaCell>,
 }
 
@@ -33,9 +34,18 @@ pub struct NodeInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolInfo {
     pub name: String,
-    /// PPC writes `null` for a pool without nodes; read as empty.
-    #[serde(default, deserialize_with = "null_as_empty")]
+    /// PPC writes `null` for a pool without nodes (a nil Go slice): read as empty, written
+    /// as `null`.
+    #[serde(default, deserialize_with = "null_as_empty", serialize_with = "empty_as_null")]
     pub nodes: Vec<NodeInfo>,
+}
+
+fn empty_as_null<S: serde::Serializer>(nodes: &[NodeInfo], s: S) -> Result<S::Ok, S::Error> {
+    if nodes.is_empty() {
+        s.serialize_none()
+    } else {
+        nodes.serialize(s)
+    }
 }
 
 fn null_as_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<NodeInfo>, D::Error> {
@@ -59,7 +69,6 @@ pub fn node_info(name: &str, layout: &Layout) -> NodeInfo {
         name: name.to_string(),
         smt_enabled: layout.smt(),
         cpus_count: numa_cells.iter().map(|c| c.cores.len()).sum(),
-        numa_cells_count: numa_cells.len(),
         numa_cells,
     }
 }
