@@ -238,6 +238,12 @@ impl Root {
         matches!(self.backend, Backend::Live)
     }
 
+    /// Whether accesses are being recorded (`lowlat snapshot`): readers then keep the order
+    /// of their reads deterministic.
+    pub fn is_recording(&self) -> bool {
+        self.record.is_some()
+    }
+
     /// Start recording every access; returns the handle to read them back.
     pub fn recording(mut self) -> (Self, Recorder) {
         let rec = Recorder::default();
@@ -306,24 +312,49 @@ impl Root {
         })
     }
 
+    /// [`Root::read_record`] into `buf`, replacing its contents (left empty on failure): a
+    /// reader of many small files (every task's `stat` and `status`) reuses one buffer
+    /// instead of allocating one per file. Recorded like any read.
+    pub fn read_record_into(&self, rel: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        let res = self.read_into_inner(rel, true, buf);
+        if res.is_err() {
+            buf.clear();
+        }
+        if self.record.is_some() {
+            let result = res.clone().map(|()| buf.clone());
+            self.push(Access::Read { path: rel.to_string(), result });
+        }
+        res
+    }
+
     fn read_bytes_as(&self, rel: &str, one_record: bool) -> Result<Vec<u8>, ReadError> {
-        let res = self.read_bytes_inner(rel, one_record);
+        let mut buf = Vec::new();
+        let res = self.read_into_inner(rel, one_record, &mut buf).map(|()| buf);
         if self.record.is_some() {
             self.push(Access::Read { path: rel.to_string(), result: res.clone() });
         }
         res
     }
 
-    fn read_bytes_inner(&self, rel: &str, one_record: bool) -> Result<Vec<u8>, ReadError> {
-        let rel = normalize(rel)?;
+    fn read_into_inner(
+        &self,
+        rel: &str,
+        one_record: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), ReadError> {
+        let rel = resolve::normalized(rel)?;
         match &self.backend {
             Backend::Live => {
                 let p = format!("/{rel}");
                 let f = std::fs::File::open(&p).map_err(|e| ReadError::from_io(&rel, &e))?;
-                resolve::read_file(f, one_record).map_err(|e| ReadError::from_io(&rel, &e))
+                resolve::read_file_into(f, one_record, buf)
+                    .map_err(|e| ReadError::from_io(&rel, &e))
             }
-            Backend::Dir(d) => d.read(&rel, one_record),
-            Backend::Tgz(t) => t.read(&rel),
+            Backend::Dir(d) => d.read_into(&rel, one_record, buf),
+            Backend::Tgz(t) => {
+                *buf = t.read(&rel)?;
+                Ok(())
+            }
         }
     }
 
@@ -351,7 +382,7 @@ impl Root {
     }
 
     fn list_dir_inner(&self, rel: &str) -> Result<Vec<String>, ReadError> {
-        let rel = normalize(rel)?;
+        let rel = resolve::normalized(rel)?;
         let mut names = match &self.backend {
             Backend::Live => {
                 let p = format!("/{rel}");
