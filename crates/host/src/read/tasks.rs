@@ -85,6 +85,7 @@ fn read_parallel(cx: &mut Ctx, pids: &[u32], skip_cmdline: bool) -> Vec<Task> {
 #[derive(Default)]
 struct Scratch {
     path: String,
+    name: String,
     stat: Vec<u8>,
     status: Vec<u8>,
     other: Vec<u8>,
@@ -99,6 +100,14 @@ impl Scratch {
         // Writing to a String cannot fail.
         let _ = write!(self.path, "proc/{pid}/{rest}");
         &self.path
+    }
+
+    /// `name` (a path inside an open directory) in the reused name buffer.
+    fn set_name(&mut self, name: std::fmt::Arguments<'_>) {
+        use std::fmt::Write as _;
+        self.name.clear();
+        // Writing to a String cannot fail.
+        let _ = self.name.write_fmt(name);
     }
 
     /// The CPU set of a `Cpus_allowed_list` value, parsed once per distinct value in a row.
@@ -116,36 +125,38 @@ impl Scratch {
 }
 
 fn read_process(cx: &mut Ctx, pid: u32, skip_cmdline: bool, out: &mut Vec<Task>, sc: &mut Scratch) {
-    let Ok(tids) = cx.root.list_dir(sc.path(pid, format_args!("task"))) else { return };
+    // The task directory stays open: each thread's files are then opened by their short name.
+    let dir = cx.root.open_dir(sc.path(pid, format_args!("task")));
+    let Ok(tids) = dir.list() else { return };
     let mut tids: Vec<u32> = tids.iter().filter_map(|t| t.parse().ok()).collect();
     tids.sort_unstable();
     let mut cgroup: Option<Option<String>> = None;
     let mut cmdline: Option<Option<String>> = None;
     for tid in tids {
-        sc.path(pid, format_args!("task/{tid}/stat"));
-        match cx.root.read_record_into(&sc.path, &mut sc.stat) {
+        sc.set_name(format_args!("{tid}/stat"));
+        match dir.read_record_into(&sc.name, &mut sc.stat) {
             Ok(()) => {}
             Err(ReadError::NotFound { .. }) => continue,
             Err(e) => {
-                cx.unknown("tasks[]", &sc.path, e.reason());
+                cx.unknown("tasks[]", &dir.path_of(&sc.name), e.reason());
                 continue;
             }
         }
         let st = match ptask::stat(&String::from_utf8_lossy(&sc.stat)) {
             Ok(s) => s,
             Err(m) => {
-                cx.warn(&sc.path, Some(1), m);
+                cx.warn(&dir.path_of(&sc.name), Some(1), m);
                 continue;
             }
         };
         let kthread = st.flags & PF_KTHREAD != 0;
-        // `…/stat` → `…/status`.
-        sc.path.push_str("us");
-        let status = match cx.root.read_record_into(&sc.path, &mut sc.status) {
+        // `TID/stat` → `TID/status`.
+        sc.name.push_str("us");
+        let status = match dir.read_record_into(&sc.name, &mut sc.status) {
             Ok(()) => ptask::status(&String::from_utf8_lossy(&sc.status)),
             Err(e) => {
                 if !e.is_not_found() {
-                    cx.unknown("tasks[].allowed_cpus", &sc.path, e.reason());
+                    cx.unknown("tasks[].allowed_cpus", &dir.path_of(&sc.name), e.reason());
                 }
                 ptask::Status::default()
             }
@@ -156,7 +167,7 @@ fn read_process(cx: &mut Ctx, pid: u32, skip_cmdline: bool, out: &mut Vec<Task>,
                 Ok(s) => Some(s.clone()),
                 Err(e) => {
                     let message = format!("Cpus_allowed_list: {e}");
-                    cx.warn(&sc.path, None, message);
+                    cx.warn(&dir.path_of(&sc.name), None, message);
                     None
                 }
             },
