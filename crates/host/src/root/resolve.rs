@@ -292,7 +292,8 @@ pub fn list_fd(dir: &std::fs::File) -> Vec<String> {
     use std::os::fd::AsRawFd as _;
     // struct linux_dirent64: d_ino u64, d_off i64, d_reclen u16, d_type u8, d_name[].
     const NAME: usize = 19;
-    let mut buf = vec![0u8; 32 << 10];
+    // On the stack: a zeroed heap buffer per directory cost more than the listing itself.
+    let mut buf = [0u8; 8 << 10];
     let mut names = Vec::new();
     loop {
         // SAFETY: `buf` is writable for `buf.len()` bytes and `dir` an open descriptor we
