@@ -526,8 +526,12 @@ impl DirTree {
         // One `openat2(O_DIRECTORY)` confines the whole path, as for files; the manual walk
         // below costs an `lstat` per component not yet known to be a plain directory (two new
         // ones for every `proc/PID/task`).
-        if let Some(dir) = self.open_dir(rel) {
-            return Ok(list_fd(&dir?));
+        match self.open_dir(rel) {
+            Some(Ok(dir)) => return Ok(list_fd(&dir)),
+            // A refusal (a link leaving the tree) is left to the walk below, which names the
+            // link and its target as it always has.
+            Some(Err(e)) if !matches!(e, ReadError::Refused { .. }) => return Err(e),
+            _ => {}
         }
         let r = resolve(rel, |p| self.link_of(p))?;
         let rd =

@@ -88,6 +88,9 @@ fn dir_root_resolves_links_inside_and_refuses_escapes() {
     assert!(matches!(r.read_string("sys/bus/abs/passwd"), Err(ReadError::Refused { .. })));
     assert!(matches!(r.read_string("sys/bus/up/etc/passwd"), Err(ReadError::Refused { .. })));
     assert!(matches!(r.list_dir("sys/bus/abs"), Err(ReadError::Refused { .. })));
+    // The refusal names the link, whichever way the directory was opened.
+    let e = r.list_dir("sys/bus/abs").unwrap_err().to_string();
+    assert!(e.contains("sys/bus/abs -> /etc is absolute"), "{e}");
     assert!(Root::open(&p.join("nope")).unwrap_err().to_string().contains("does not exist"));
 }
 
