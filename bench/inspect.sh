@@ -7,6 +7,8 @@
 #     (`find | xargs cat` of every task's stat+status plus /proc/interrupts: what ps would
 #     read, without parsing).
 # Usage: bench/inspect.sh [RUNS_LIVE] [RUNS_TREE]   (trees go to $BENCH_DIR, default /dev/shm)
+# BASE_BIN=/path/to/older/lowlat adds that binary's rows next to this build's (before/after
+# in the same run, on the same trees and load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS_LIVE=${1:-51}
@@ -24,7 +26,10 @@ echo
 echo "| what | wall median ms | wall min ms | wall max ms | CPU median ms |"
 echo "|---|---:|---:|---:|---:|"
 row() { read -r med min max cpu < <(python3 "$T" "$1" "$2"); echo "| $3 | $med | $min | $max | $cpu |"; }
+BASE=${BASE_BIN:-}
+[ -n "$BASE" ] && echo "base binary: $BASE" && echo
 row "$RUNS_LIVE" "$BIN inspect --json" "live: lowlat inspect --json ($RUNS_LIVE runs)"
+[ -n "$BASE" ] && row "$RUNS_LIVE" "$BASE inspect --json" "live: base lowlat inspect --json ($RUNS_LIVE runs)"
 row "$RUNS_LIVE" "$BIN inspect" "live: lowlat inspect (table, $RUNS_LIVE runs)"
 row "$RUNS_LIVE" "ps -eTo psr,pid,tid,policy,rtprio,cmd; cat /proc/interrupts" "live: ps -eTo … + cat /proc/interrupts ($RUNS_LIVE runs)"
 
@@ -34,6 +39,7 @@ for spec in "128 12500 500" "256 25000 1000" "512 50000 2000"; do
     set -- $spec
     python3 bench/inspect-gen-tree.py "$DIR/t$1" --cpus "$1" --tasks "$2" --irqs "$3" >/dev/null
     row "$RUNS_TREE" "$BIN inspect --json --root $DIR/t$1" "tree $1 CPUs / $2 tasks / $3 IRQs: lowlat inspect --json"
+    [ -n "$BASE" ] && row "$RUNS_TREE" "$BASE inspect --json --root $DIR/t$1" "tree $1 CPUs: base lowlat inspect --json"
     # find + xargs: a glob of 100k paths exceeds ARG_MAX and would fail without reading.
     row "$RUNS_TREE" "find $DIR/t$1/proc -path '*/task/*' \\( -name stat -o -name status \\) -print0 | xargs -0 cat; cat $DIR/t$1/proc/interrupts" "tree $1 CPUs: shell read of the same task files + interrupts"
 done

@@ -183,24 +183,36 @@ impl CpuSet {
     /// Canonical cpu-list: ascending, ranges of 3+ CPUs as `a-b`, pairs as `a,b`... the
     /// kernel's own `%*pbl` style, where any run of 2+ is written `a-b`.
     pub fn to_list(&self) -> String {
+        use std::fmt::Write as _;
+        // Runs found a word at a time (a 450-CPU run is a few word scans, not 450 steps):
+        // this runs once per thread when a big host's model is written out.
         let mut out = String::new();
-        let mut it = self.iter().peekable();
-        while let Some(start) = it.next() {
-            let mut end = start;
-            while it.peek() == Some(&(end + 1)) {
-                end += 1;
-                it.next();
-            }
+        let mut from = 0;
+        while let Some(start) = self.next_from(from, true) {
+            let end = self.next_from(start, false).unwrap_or(MAX_CPUS) - 1;
             if !out.is_empty() {
                 out.push(',');
             }
-            if start == end {
-                out.push_str(&start.to_string());
-            } else {
-                out.push_str(&format!("{start}-{end}"));
-            }
+            // Writing to a String cannot fail.
+            let _ =
+                if start == end { write!(out, "{start}") } else { write!(out, "{start}-{end}") };
+            from = end + 1;
         }
         out
+    }
+
+    /// The first CPU at or after `from` that is in the set (`member`), or not in it.
+    fn next_from(&self, from: usize, member: bool) -> Option<usize> {
+        let pick = |w: u64| if member { w } else { !w };
+        let mut i = from / 64;
+        let mut w = pick(*self.bits.get(i)?) & (!0u64 << (from % 64));
+        loop {
+            if w != 0 {
+                return Some(i * 64 + w.trailing_zeros() as usize);
+            }
+            i += 1;
+            w = pick(*self.bits.get(i)?);
+        }
     }
 
     /// Hex mask in the kernel's `%*pb` style: 32-bit words, most significant first, separated

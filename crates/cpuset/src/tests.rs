@@ -138,3 +138,41 @@ proptest! {
         prop_assert!(a.intersection(&b).is_subset(&a));
     }
 }
+
+#[test]
+fn to_list_matches_the_cpu_by_cpu_form() {
+    // The word-at-a-time runs against a plain walk over the CPUs, at word edges and the limit.
+    let naive = |s: &CpuSet| {
+        let v = s.to_vec();
+        let mut out: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < v.len() {
+            let mut j = i;
+            while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+                j += 1;
+            }
+            out.push(if i == j { v[i].to_string() } else { format!("{}-{}", v[i], v[j]) });
+            i = j + 1;
+        }
+        out.join(",")
+    };
+    for list in [
+        "",
+        "0",
+        "63",
+        "64",
+        "63-64",
+        "0-63",
+        "0-127",
+        "1,3,5-70,127-128,200",
+        "0-1,64-511",
+        "8191",
+        "8000-8191",
+        "0-8191",
+        "0,8191",
+    ] {
+        let s = CpuSet::parse_list(list).unwrap();
+        assert_eq!(s.to_list(), naive(&s), "{list}");
+        assert_eq!(CpuSet::parse_list(&s.to_list()).unwrap(), s, "{list}");
+    }
+}

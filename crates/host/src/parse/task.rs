@@ -28,9 +28,13 @@ pub fn stat(text: &str) -> Result<Stat, String> {
         return Err("`)` before `(`".into());
     }
     let comm = text[open + 1..close].to_string();
-    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    // Fields 3 (state) to 41 (policy), on the stack: this runs once per thread on the host.
+    let mut rest: [Option<&str>; 39] = [None; 39];
+    for (slot, f) in rest.iter_mut().zip(text[close + 1..].split_whitespace()) {
+        *slot = Some(f);
+    }
     // rest[0] is field 3 (state); field n is rest[n - 3].
-    let field = |n: usize| rest.get(n - 3).copied();
+    let field = |n: usize| rest.get(n - 3).copied().flatten();
     let num = |n: usize| -> Result<u64, String> {
         let f = field(n).ok_or_else(|| format!("truncated: no field {n}"))?;
         f.parse()

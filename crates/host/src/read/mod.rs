@@ -44,16 +44,42 @@ pub fn read_with(root: &Root, opts: &ReadOptions) -> Host {
         source: root.source().clone(),
         ..Default::default()
     };
-    topology::read(&mut cx, &mut host);
-    kernel::read(&mut cx, &mut host);
-    power::read(&mut cx, &mut host);
-    irqs::read(&mut cx, &mut host);
-    if !opts.skip_tasks {
-        tasks::read(&mut cx, &mut host, opts.max_processes, opts.skip_cmdline);
+    let read_tasks = |cx: &mut Ctx| tasks::read(cx, opts.max_processes, opts.skip_cmdline);
+    if opts.skip_tasks || root.is_recording() {
+        // In order: a snapshot's recorded accesses (and so its manifest) stay deterministic.
+        topology::read(&mut cx, &mut host);
+        kernel::read(&mut cx, &mut host);
+        power::read(&mut cx, &mut host);
+        irqs::read(&mut cx, &mut host);
+        if !opts.skip_tasks {
+            host.tasks = read_tasks(&mut cx);
+        }
+        system::read(&mut cx, &mut host);
+        memory::read(&mut cx, &mut host);
+        devices::read(&mut cx, &mut host);
+    } else {
+        // Tasks (most of the files on a big host) are read on their own threads while this one
+        // reads every other area; nothing else depends on them. Unknowns and warnings are
+        // merged in the sequential order above, so the model is the same either way.
+        let mut after = Ctx::new(root);
+        let (tasks, tcx) = std::thread::scope(|s| {
+            let t = s.spawn(|| {
+                let mut tcx = Ctx::new(root);
+                (read_tasks(&mut tcx), tcx)
+            });
+            topology::read(&mut cx, &mut host);
+            kernel::read(&mut cx, &mut host);
+            power::read(&mut cx, &mut host);
+            irqs::read(&mut cx, &mut host);
+            system::read(&mut after, &mut host);
+            memory::read(&mut after, &mut host);
+            devices::read(&mut after, &mut host);
+            t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        });
+        host.tasks = tasks;
+        cx.absorb(tcx);
+        cx.absorb(after);
     }
-    system::read(&mut cx, &mut host);
-    memory::read(&mut cx, &mut host);
-    devices::read(&mut cx, &mut host);
     host.unknown = cx.unknown;
     host.warnings = cx.warnings;
     host.findings = crate::findings::evaluate(&host);
@@ -71,6 +97,15 @@ pub(crate) struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     fn new(root: &'a Root) -> Self {
         Self { root, unknown: Vec::new(), warnings: Vec::new(), seen_unknown: HashSet::new() }
+    }
+
+    /// Take over what another reader noted, in order after this one's (the same lists as if
+    /// its reads had been made here).
+    fn absorb(&mut self, other: Ctx<'_>) {
+        for u in other.unknown {
+            self.unknown(&u.field, &u.path, u.reason);
+        }
+        self.warnings.extend(other.warnings);
     }
 
     /// Note that `field` is unknown (once per field).

@@ -5,19 +5,20 @@
 use cpuset::CpuSet;
 
 use super::Ctx;
-use crate::model::{Host, Task};
+use crate::model::Task;
 use crate::parse::task::{self as ptask, PF_KTHREAD, PF_NO_SETAFFINITY};
 use crate::root::ReadError;
 
+/// Every process's threads (`None` when `proc` is absent or holds no process directories,
+/// noted as unknown). Touches nothing but `cx`, so it can run beside the other areas.
 pub(super) fn read(
     cx: &mut Ctx,
-    host: &mut Host,
     max_processes: Option<usize>,
     skip_cmdline: bool,
-) {
+) -> Option<Vec<Task>> {
     let Some(names) = cx.list("tasks", "proc") else {
         cx.unknown("tasks", "proc", "not present".into());
-        return;
+        return None;
     };
     let mut pids: Vec<u32> = names.iter().filter_map(|n| n.parse().ok()).collect();
     if pids.is_empty() {
@@ -26,13 +27,13 @@ pub(super) fn read(
             "proc/<pid>",
             "no process directories (a must-gather or a snapshot without tasks)".into(),
         );
-        return;
+        return None;
     }
     pids.sort_unstable();
     if let Some(m) = max_processes {
         pids.truncate(m);
     }
-    host.tasks = Some(read_parallel(cx, &pids, skip_cmdline));
+    Some(read_parallel(cx, &pids, skip_cmdline))
 }
 
 /// Processes per worker below which threads are not worth starting.
@@ -45,8 +46,9 @@ fn read_parallel(cx: &mut Ctx, pids: &[u32], skip_cmdline: bool) -> Vec<Task> {
     let workers = (pids.len() / PER_WORKER).clamp(1, cores);
     if workers == 1 {
         let mut tasks = Vec::with_capacity(pids.len() * 2);
+        let mut sc = Scratch::default();
         for &pid in pids {
-            read_process(cx, pid, skip_cmdline, &mut tasks);
+            read_process(cx, pid, skip_cmdline, &mut tasks, &mut sc);
         }
         return tasks;
     }
@@ -59,8 +61,9 @@ fn read_parallel(cx: &mut Ctx, pids: &[u32], skip_cmdline: bool) -> Vec<Task> {
                 s.spawn(move || {
                     let mut local = Ctx::new(root);
                     let mut tasks = Vec::with_capacity(part.len() * 2);
+                    let mut sc = Scratch::default();
                     for &pid in part {
-                        read_process(&mut local, pid, skip_cmdline, &mut tasks);
+                        read_process(&mut local, pid, skip_cmdline, &mut tasks, &mut sc);
                     }
                     (tasks, local)
                 })
@@ -72,63 +75,110 @@ fn read_parallel(cx: &mut Ctx, pids: &[u32], skip_cmdline: bool) -> Vec<Task> {
     let mut tasks = Vec::with_capacity(pids.len() * 2);
     for (t, local) in parts {
         tasks.extend(t);
-        for u in local.unknown {
-            cx.unknown(&u.field, &u.path, u.reason);
-        }
-        cx.warnings.extend(local.warnings);
+        cx.absorb(local);
     }
     tasks
 }
 
-fn read_process(cx: &mut Ctx, pid: u32, skip_cmdline: bool, out: &mut Vec<Task>) {
-    let Ok(tids) = cx.root.list_dir(&format!("proc/{pid}/task")) else { return };
+/// One worker's reusable state: the path being built, the file buffers, and the last
+/// `Cpus_allowed_list` parsed (threads of a process, and most processes, share one).
+#[derive(Default)]
+struct Scratch {
+    path: String,
+    name: String,
+    stat: Vec<u8>,
+    status: Vec<u8>,
+    other: Vec<u8>,
+    allowed: Option<(String, Result<CpuSet, String>)>,
+}
+
+impl Scratch {
+    /// `proc/{pid}/{rest}` in the reused path buffer.
+    fn path(&mut self, pid: u32, rest: std::fmt::Arguments<'_>) -> &str {
+        use std::fmt::Write as _;
+        self.path.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(self.path, "proc/{pid}/{rest}");
+        &self.path
+    }
+
+    /// `name` (a path inside an open directory) in the reused name buffer.
+    fn set_name(&mut self, name: std::fmt::Arguments<'_>) {
+        use std::fmt::Write as _;
+        self.name.clear();
+        // Writing to a String cannot fail.
+        let _ = self.name.write_fmt(name);
+    }
+
+    /// The CPU set of a `Cpus_allowed_list` value, parsed once per distinct value in a row.
+    fn allowed(&mut self, list: &str) -> &Result<CpuSet, String> {
+        if !matches!(&self.allowed, Some((l, _)) if l == list) {
+            self.allowed = None;
+        }
+        &self
+            .allowed
+            .get_or_insert_with(|| {
+                (list.to_string(), CpuSet::parse_list(list).map_err(|e| e.to_string()))
+            })
+            .1
+    }
+}
+
+fn read_process(cx: &mut Ctx, pid: u32, skip_cmdline: bool, out: &mut Vec<Task>, sc: &mut Scratch) {
+    // The task directory stays open: each thread's files are then opened by their short name.
+    let dir = cx.root.open_dir(sc.path(pid, format_args!("task")));
+    let Ok(tids) = dir.list() else { return };
     let mut tids: Vec<u32> = tids.iter().filter_map(|t| t.parse().ok()).collect();
     tids.sort_unstable();
     let mut cgroup: Option<Option<String>> = None;
     let mut cmdline: Option<Option<String>> = None;
     for tid in tids {
-        let base = format!("proc/{pid}/task/{tid}");
-        let stat_path = format!("{base}/stat");
-        let stat = match cx.root.read_record_string(&stat_path) {
-            Ok(s) => s,
+        sc.set_name(format_args!("{tid}/stat"));
+        match dir.read_record_into(&sc.name, &mut sc.stat) {
+            Ok(()) => {}
             Err(ReadError::NotFound { .. }) => continue,
             Err(e) => {
-                cx.unknown("tasks[]", &stat_path, e.reason());
+                cx.unknown("tasks[]", &dir.path_of(&sc.name), e.reason());
                 continue;
             }
-        };
-        let st = match ptask::stat(&stat) {
+        }
+        let st = match ptask::stat(&String::from_utf8_lossy(&sc.stat)) {
             Ok(s) => s,
             Err(m) => {
-                cx.warn(&stat_path, Some(1), m);
+                cx.warn(&dir.path_of(&sc.name), Some(1), m);
                 continue;
             }
         };
         let kthread = st.flags & PF_KTHREAD != 0;
-        let status_path = format!("{base}/status");
-        let status = match cx.root.read_record_string(&status_path) {
-            Ok(s) => ptask::status(&s),
+        // `TID/stat` → `TID/status`.
+        sc.name.push_str("us");
+        let status = match dir.read_record_into(&sc.name, &mut sc.status) {
+            Ok(()) => ptask::status(&String::from_utf8_lossy(&sc.status)),
             Err(e) => {
                 if !e.is_not_found() {
-                    cx.unknown("tasks[].allowed_cpus", &status_path, e.reason());
+                    cx.unknown("tasks[].allowed_cpus", &dir.path_of(&sc.name), e.reason());
                 }
                 ptask::Status::default()
             }
         };
-        let allowed_cpus =
-            status.cpus_allowed_list.as_deref().and_then(|l| match CpuSet::parse_list(l) {
-                Ok(s) => Some(s),
+        let allowed_cpus = match status.cpus_allowed_list.as_deref() {
+            None => None,
+            Some(l) => match sc.allowed(l) {
+                Ok(s) => Some(s.clone()),
                 Err(e) => {
-                    cx.warn(&status_path, None, format!("Cpus_allowed_list: {e}"));
+                    let message = format!("Cpus_allowed_list: {e}");
+                    cx.warn(&dir.path_of(&sc.name), None, message);
                     None
                 }
-            });
+            },
+        };
         let cg = cgroup
             .get_or_insert_with(|| {
+                sc.path(pid, format_args!("cgroup"));
                 cx.root
-                    .read_string(&format!("proc/{pid}/cgroup"))
+                    .read_record_into(&sc.path, &mut sc.other)
                     .ok()
-                    .and_then(|s| ptask::cgroup(&s))
+                    .and_then(|()| ptask::cgroup(&String::from_utf8_lossy(&sc.other)))
             })
             .clone();
         let cmd = if kthread || skip_cmdline {
@@ -136,9 +186,12 @@ fn read_process(cx: &mut Ctx, pid: u32, skip_cmdline: bool, out: &mut Vec<Task>)
         } else {
             cmdline
                 .get_or_insert_with(|| {
-                    cx.root.read_record(&format!("proc/{pid}/cmdline")).ok().and_then(|b| {
-                        let s: String =
-                            String::from_utf8_lossy(&b).replace('\0', " ").trim().to_string();
+                    sc.path(pid, format_args!("cmdline"));
+                    cx.root.read_record_into(&sc.path, &mut sc.other).ok().and_then(|()| {
+                        let s: String = String::from_utf8_lossy(&sc.other)
+                            .replace('\0', " ")
+                            .trim()
+                            .to_string();
                         (!s.is_empty()).then_some(s)
                     })
                 })

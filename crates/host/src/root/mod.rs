@@ -141,6 +141,62 @@ pub struct Root {
     record: Option<Arc<Mutex<Vec<Access>>>>,
 }
 
+/// A directory of a [`Root`] held open so that the files in it are read by name: on a live or
+/// directory root the kernel then walks only the name, not the whole path, for each file
+/// (every thread's `stat` and `status` under `proc/PID/task`). Listings and reads give the
+/// same results, and are recorded the same, as [`Root::list_dir`] and
+/// [`Root::read_record_into`] of the full path; anything unusual (a name with `/` or `..`, a
+/// link leaving the directory, a failed open, a tarball root) goes through the full path.
+#[derive(Debug)]
+pub struct OpenDir<'r> {
+    root: &'r Root,
+    /// The path as given (what is recorded and reported).
+    rel: String,
+    /// The same, normalized (what the backends take).
+    norm: String,
+    fd: Option<std::fs::File>,
+}
+
+impl OpenDir<'_> {
+    /// The full root-relative path of `name` in this directory.
+    pub fn path_of(&self, name: &str) -> String {
+        format!("{}/{name}", self.rel)
+    }
+
+    /// [`Root::list_dir`] of this directory.
+    pub fn list(&self) -> Result<Vec<String>, ReadError> {
+        let Some(fd) = &self.fd else { return self.root.list_dir(&self.rel) };
+        let mut names = resolve::list_fd(fd);
+        names.sort();
+        if self.root.record.is_some() {
+            self.root.push(Access::List { path: self.rel.clone(), result: Ok(names.clone()) });
+        }
+        Ok(names)
+    }
+
+    /// [`Root::read_record_into`] of `name` in this directory.
+    pub fn read_record_into(&self, name: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        let plain = !name.split('/').any(|c| matches!(c, "" | "." | ".."));
+        let fast = match (&self.fd, &self.root.backend) {
+            (Some(fd), Backend::Live) if plain => resolve::openat_live(fd, name).map(|f| {
+                resolve::read_file_into(f, true, buf)
+                    .map_err(|e| ReadError::from_io(&format!("{}/{name}", self.norm), &e))
+            }),
+            (Some(fd), Backend::Dir(d)) if plain => d.read_at(fd, &self.norm, name, true, buf),
+            _ => None,
+        };
+        let Some(res) = fast else { return self.root.read_record_into(&self.path_of(name), buf) };
+        if res.is_err() {
+            buf.clear();
+        }
+        if self.root.record.is_some() {
+            let result = res.clone().map(|()| buf.clone());
+            self.root.push(Access::Read { path: self.path_of(name), result });
+        }
+        res
+    }
+}
+
 /// Handle on the accesses a recording [`Root`] made.
 #[derive(Debug, Clone, Default)]
 pub struct Recorder(Arc<Mutex<Vec<Access>>>);
@@ -238,6 +294,12 @@ impl Root {
         matches!(self.backend, Backend::Live)
     }
 
+    /// Whether accesses are being recorded (`lowlat snapshot`): readers then keep the order
+    /// of their reads deterministic.
+    pub fn is_recording(&self) -> bool {
+        self.record.is_some()
+    }
+
     /// Start recording every access; returns the handle to read them back.
     pub fn recording(mut self) -> (Self, Recorder) {
         let rec = Recorder::default();
@@ -306,24 +368,49 @@ impl Root {
         })
     }
 
+    /// [`Root::read_record`] into `buf`, replacing its contents (left empty on failure): a
+    /// reader of many small files (every task's `stat` and `status`) reuses one buffer
+    /// instead of allocating one per file. Recorded like any read.
+    pub fn read_record_into(&self, rel: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        let res = self.read_into_inner(rel, true, buf);
+        if res.is_err() {
+            buf.clear();
+        }
+        if self.record.is_some() {
+            let result = res.clone().map(|()| buf.clone());
+            self.push(Access::Read { path: rel.to_string(), result });
+        }
+        res
+    }
+
     fn read_bytes_as(&self, rel: &str, one_record: bool) -> Result<Vec<u8>, ReadError> {
-        let res = self.read_bytes_inner(rel, one_record);
+        let mut buf = Vec::new();
+        let res = self.read_into_inner(rel, one_record, &mut buf).map(|()| buf);
         if self.record.is_some() {
             self.push(Access::Read { path: rel.to_string(), result: res.clone() });
         }
         res
     }
 
-    fn read_bytes_inner(&self, rel: &str, one_record: bool) -> Result<Vec<u8>, ReadError> {
-        let rel = normalize(rel)?;
+    fn read_into_inner(
+        &self,
+        rel: &str,
+        one_record: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), ReadError> {
+        let rel = resolve::normalized(rel)?;
         match &self.backend {
             Backend::Live => {
                 let p = format!("/{rel}");
                 let f = std::fs::File::open(&p).map_err(|e| ReadError::from_io(&rel, &e))?;
-                resolve::read_file(f, one_record).map_err(|e| ReadError::from_io(&rel, &e))
+                resolve::read_file_into(f, one_record, buf)
+                    .map_err(|e| ReadError::from_io(&rel, &e))
             }
-            Backend::Dir(d) => d.read(&rel, one_record),
-            Backend::Tgz(t) => t.read(&rel),
+            Backend::Dir(d) => d.read_into(&rel, one_record, buf),
+            Backend::Tgz(t) => {
+                *buf = t.read(&rel)?;
+                Ok(())
+            }
         }
     }
 
@@ -351,7 +438,7 @@ impl Root {
     }
 
     fn list_dir_inner(&self, rel: &str) -> Result<Vec<String>, ReadError> {
-        let rel = normalize(rel)?;
+        let rel = resolve::normalized(rel)?;
         let mut names = match &self.backend {
             Backend::Live => {
                 let p = format!("/{rel}");
@@ -365,6 +452,26 @@ impl Root {
         };
         names.sort();
         Ok(names)
+    }
+
+    /// Hold the directory `rel` open so that the files in it are read by name
+    /// ([`OpenDir`]). Never fails: a directory that cannot be opened is read by full path,
+    /// which reports the error.
+    pub fn open_dir(&self, rel: &str) -> OpenDir<'_> {
+        let norm = resolve::normalized(rel).map(std::borrow::Cow::into_owned);
+        let fd = match (&self.backend, &norm) {
+            (_, Err(_)) | (Backend::Tgz(_), _) => None,
+            (Backend::Live, Ok(n)) => {
+                use std::os::unix::fs::OpenOptionsExt as _;
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_DIRECTORY)
+                    .open(format!("/{n}"))
+                    .ok()
+            }
+            (Backend::Dir(d), Ok(n)) => d.open_dir(n).and_then(Result::ok),
+        };
+        OpenDir { root: self, rel: rel.to_string(), norm: norm.unwrap_or_default(), fd }
     }
 
     /// The target of a symlink, as stored (relative links stay relative).

@@ -17,6 +17,19 @@ const MAX_HOPS: usize = 40;
 /// Check and canonicalize a root-relative path: strips a leading `/` and `./`, drops empty
 /// and `.` components, refuses `..`.
 pub fn normalize(rel: &str) -> Result<String, ReadError> {
+    normalized(rel).map(std::borrow::Cow::into_owned)
+}
+
+/// [`normalize`], borrowing `rel` when it is already canonical (the readers' own paths
+/// always are): no allocation per file read.
+pub(crate) fn normalized(rel: &str) -> Result<std::borrow::Cow<'_, str>, ReadError> {
+    if rel.split('/').all(|c| !matches!(c, "" | "." | "..")) {
+        return Ok(std::borrow::Cow::Borrowed(rel));
+    }
+    normalize_slow(rel).map(std::borrow::Cow::Owned)
+}
+
+fn normalize_slow(rel: &str) -> Result<String, ReadError> {
     let mut out = String::with_capacity(rel.len());
     for c in rel.split('/') {
         match c {
@@ -108,22 +121,37 @@ pub fn lexical_target(link_path: &str, target: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Read a whole file with plain `read` calls. `File::read_to_end` first asks for the size and
-/// position (`statx` + `lseek`), which procfs/sysfs cannot answer usefully; skipping them
-/// saves two syscalls per file, a third of the cost of reading 100k small files.
+/// [`read_file_into`] into a new buffer.
+#[cfg(test)]
+pub fn read_file(f: impl Read, one_record: bool) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    read_file_into(f, one_record, &mut buf)?;
+    Ok(buf)
+}
+
+/// Read a whole file with plain `read` calls into `buf` (replacing its contents: a caller
+/// reading many files reuses one buffer instead of allocating one per file).
+/// `File::read_to_end` first asks for the size and position (`statx` + `lseek`), which
+/// procfs/sysfs cannot answer usefully; skipping them saves two syscalls per file, a third of
+/// the cost of reading 100k small files.
 ///
 /// With `one_record`, a first read shorter than the buffer is taken as the
 /// whole file (true of procfs files generated in one piece, `single_open` ones such as
 /// `/proc/PID/{stat,status,cgroup}`, and of regular files), saving the final empty read.
-pub fn read_file(mut f: impl Read, one_record: bool) -> std::io::Result<Vec<u8>> {
-    let mut buf = vec![0u8; 4096];
+pub fn read_file_into(
+    mut f: impl Read,
+    one_record: bool,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    buf.clear();
+    buf.resize(4096, 0);
     let mut len = 0;
     if one_record {
         loop {
-            match f.read(&mut buf) {
+            match f.read(buf) {
                 Ok(n) if n < buf.len() => {
                     buf.truncate(n);
-                    return Ok(buf);
+                    return Ok(());
                 }
                 Ok(n) => {
                     len = n;
@@ -146,7 +174,152 @@ pub fn read_file(mut f: impl Read, one_record: bool) -> std::io::Result<Vec<u8>>
         }
     }
     buf.truncate(len);
-    Ok(buf)
+    Ok(())
+}
+
+/// Why an opened file was not read.
+enum ReadFail {
+    Io(std::io::Error),
+    NotRegular(&'static str),
+    TooBig,
+}
+
+impl ReadFail {
+    fn at(self, rel: &str) -> ReadError {
+        match self {
+            ReadFail::Io(e) => ReadError::from_io(rel, &e),
+            ReadFail::NotRegular(what) => ReadError::Refused {
+                path: rel.to_string(),
+                message: format!("{what}, not a regular file"),
+            },
+            ReadFail::TooBig => ReadError::Refused {
+                path: rel.to_string(),
+                message: format!("larger than {} MiB; not read", super::MAX_FILE_BYTES >> 20),
+            },
+        }
+    }
+}
+
+/// Read an opened file of a tree into `buf`, if it is a regular file of at most
+/// [`super::MAX_FILE_BYTES`].
+fn read_regular(file: std::fs::File, one_record: bool, buf: &mut Vec<u8>) -> Result<(), ReadFail> {
+    // Only regular files: a FIFO would block or never end, a device (`/dev/zero`) never
+    // ends, and neither is something a snapshot holds.
+    let ft = file.metadata().map_err(ReadFail::Io)?.file_type();
+    if !ft.is_file() {
+        return Err(ReadFail::NotRegular(super::special_kind(&ft).unwrap_or("a directory")));
+    }
+    let cap = super::MAX_FILE_BYTES;
+    read_file_into(std::io::Read::take(file, cap + 1), one_record, buf).map_err(ReadFail::Io)?;
+    if buf.len() as u64 > cap {
+        buf.clear();
+        return Err(ReadFail::TooBig);
+    }
+    Ok(())
+}
+
+/// `openat2(dirfd, path, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`, read-only and without
+/// blocking (`O_NONBLOCK`: a FIFO cannot hang it); `Err(None)` when `path` holds a NUL byte.
+fn openat2_beneath(
+    dirfd: std::os::fd::RawFd,
+    path: &str,
+    extra: i32,
+) -> Result<std::fs::File, Option<std::io::Error>> {
+    use std::os::fd::FromRawFd as _;
+    let how = OpenHow {
+        flags: (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY | extra)
+            as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS,
+    };
+    let fd = with_cstr(path, |c| {
+        // SAFETY: `c` is a valid NUL-terminated path, `how` a properly initialized open_how
+        // whose size we pass, and `dirfd` a descriptor the caller keeps open for the call.
+        unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dirfd,
+                c.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        }
+    })
+    .ok_or(None)?;
+    if fd < 0 {
+        return Err(Some(std::io::Error::last_os_error()));
+    }
+    let fd = i32::try_from(fd).map_err(|_| None)?;
+    // SAFETY: the kernel just returned this fd to us; nothing else owns it.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// `openat(dir, name)` read-only, for the live root (no confinement: the live root is `/`).
+pub fn openat_live(dir: &std::fs::File, name: &str) -> Option<std::fs::File> {
+    use std::os::fd::{AsRawFd as _, FromRawFd as _};
+    let fd = with_cstr(name, |c| {
+        // SAFETY: `c` is a valid NUL-terminated path and `dir` an open descriptor we borrow
+        // for the duration of the call.
+        unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) }
+    })?;
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the kernel just returned this fd to us; nothing else owns it.
+    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// Run `f` on `path` as a C string, built on the stack when short (no allocation per open);
+/// `None` when `path` holds a NUL byte.
+fn with_cstr<T>(path: &str, f: impl FnOnce(&std::ffi::CStr) -> T) -> Option<T> {
+    const STACK: usize = 256;
+    if path.len() < STACK {
+        let mut b = [0u8; STACK];
+        b[..path.len()].copy_from_slice(path.as_bytes());
+        let c = std::ffi::CStr::from_bytes_with_nul(&b[..=path.len()]).ok()?;
+        Some(f(c))
+    } else {
+        let c = std::ffi::CString::new(path).ok()?;
+        Some(f(&c))
+    }
+}
+
+/// The names in an open directory (without `.` and `..`), in directory order, read with
+/// `getdents64` straight from the descriptor (`fdopendir` would add an `fstat` and two
+/// `fcntl`s per directory). A failure part-way leaves the names read so far, as
+/// `std::fs::read_dir` filtered with `.ok()` (the other listing paths) does.
+pub fn list_fd(dir: &std::fs::File) -> Vec<String> {
+    use std::os::fd::AsRawFd as _;
+    // struct linux_dirent64: d_ino u64, d_off i64, d_reclen u16, d_type u8, d_name[].
+    const NAME: usize = 19;
+    // On the stack: a zeroed heap buffer per directory cost more than the listing itself.
+    let mut buf = [0u8; 8 << 10];
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: `buf` is writable for `buf.len()` bytes and `dir` an open descriptor we
+        // borrow for the duration of the call.
+        let n = unsafe {
+            libc::syscall(libc::SYS_getdents64, dir.as_raw_fd(), buf.as_mut_ptr(), buf.len())
+        };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        let Ok(n) = usize::try_from(n) else { break };
+        if n == 0 {
+            break;
+        }
+        let mut pos = 0;
+        while pos + NAME <= n.min(buf.len()) {
+            let reclen = usize::from(u16::from_ne_bytes([buf[pos + 16], buf[pos + 17]]));
+            let Some(rec) = buf.get(pos + NAME..pos + reclen) else { break };
+            let name = &rec[..rec.iter().position(|&b| b == 0).unwrap_or(rec.len())];
+            if name != b"." && name != b".." {
+                names.push(String::from_utf8_lossy(name).into_owned());
+            }
+            pos += reclen.max(1);
+        }
+    }
+    names
 }
 
 /// What a path is, without following a final symlink.
@@ -216,38 +389,23 @@ impl DirTree {
     }
 
     /// Open `rel` beneath the base with `openat2`; `None` when openat2 is unavailable.
-    fn open_beneath(&self, rel: &str) -> Option<Result<std::fs::File, ReadError>> {
-        use std::os::fd::{AsRawFd as _, FromRawFd as _};
+    /// `extra` adds open flags (`O_DIRECTORY` to list a directory).
+    fn open_beneath(&self, rel: &str, extra: i32) -> Option<Result<std::fs::File, ReadError>> {
+        use std::os::fd::AsRawFd as _;
         use std::sync::atomic::Ordering;
         if !self.openat2_ok.load(Ordering::Relaxed) {
             return None;
         }
         let dirfd = self.base_fd.as_ref()?.as_raw_fd();
-        let Ok(c) = std::ffi::CString::new(rel) else {
-            return Some(Err(ReadError::Refused {
+        // The base itself is `.` (openat2 refuses an empty path).
+        let path = if rel.is_empty() { "." } else { rel };
+        match openat2_beneath(dirfd, path, extra) {
+            Ok(f) => Some(Ok(f)),
+            Err(None) => Some(Err(ReadError::Refused {
                 path: rel.into(),
                 message: "NUL byte in path".into(),
-            }));
-        };
-        let how = OpenHow {
-            flags: (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY) as u64,
-            mode: 0,
-            resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS,
-        };
-        // SAFETY: `c` is a valid NUL-terminated path, `how` a properly initialized open_how whose
-        // size we pass, and `dirfd` an fd we own for the lifetime of `self`.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dirfd,
-                c.as_ptr(),
-                &how as *const OpenHow,
-                std::mem::size_of::<OpenHow>(),
-            )
-        };
-        if fd < 0 {
-            let e = std::io::Error::last_os_error();
-            return match e.raw_os_error() {
+            })),
+            Err(Some(e)) => match e.raw_os_error() {
                 Some(libc::ENOSYS) | Some(libc::EPERM) | Some(libc::E2BIG) | Some(libc::EINVAL) => {
                     self.openat2_ok.store(false, Ordering::Relaxed);
                     None
@@ -261,11 +419,31 @@ impl DirTree {
                     message: "too many levels of symlinks".into(),
                 })),
                 _ => Some(Err(ReadError::from_io(rel, &e))),
-            };
+            },
         }
-        let Ok(fd) = i32::try_from(fd) else { return None };
-        // SAFETY: the kernel just returned this fd to us; nothing else owns it.
-        Some(Ok(unsafe { std::fs::File::from_raw_fd(fd) }))
+    }
+
+    /// Open the directory `rel` for [`DirTree::read_at`] and [`list_fd`]; `None` when openat2
+    /// is unavailable (then read by full path).
+    pub fn open_dir(&self, rel: &str) -> Option<Result<std::fs::File, ReadError>> {
+        self.open_beneath(rel, libc::O_DIRECTORY)
+    }
+
+    /// Read `name` in `dir`, the directory `rel` opened by [`DirTree::open_dir`]: the kernel
+    /// walks `name` alone, confined beneath `dir`. `None` when that open fails for any reason
+    /// (missing, a link leaving `dir`, …): the caller then reads `rel/name` by its full path,
+    /// which gives the same answer, or the same error, as ever.
+    pub fn read_at(
+        &self,
+        dir: &std::fs::File,
+        rel: &str,
+        name: &str,
+        one_record: bool,
+        buf: &mut Vec<u8>,
+    ) -> Option<Result<(), ReadError>> {
+        use std::os::fd::AsRawFd as _;
+        let file = openat2_beneath(dir.as_raw_fd(), name, 0).ok()?;
+        Some(read_regular(file, one_record, buf).map_err(|f| f.at(&format!("{rel}/{name}"))))
     }
 
     pub(super) fn link_of(&self, p: &str) -> Result<Option<String>, ReadError> {
@@ -303,33 +481,27 @@ impl DirTree {
         }
     }
 
+    #[cfg(test)]
     pub fn read(&self, rel: &str, one_record: bool) -> Result<Vec<u8>, ReadError> {
+        let mut buf = Vec::new();
+        self.read_into(rel, one_record, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// [`DirTree::read`] into `buf` (replacing its contents).
+    pub fn read_into(
+        &self,
+        rel: &str,
+        one_record: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), ReadError> {
         let file = self.open(rel)?;
-        // Only regular files: a FIFO would block or never end, a device (`/dev/zero`) never
-        // ends, and neither is something a snapshot holds.
-        let ft = file.metadata().map_err(|e| ReadError::from_io(rel, &e))?.file_type();
-        if !ft.is_file() {
-            let what = super::special_kind(&ft).unwrap_or("a directory");
-            return Err(ReadError::Refused {
-                path: rel.to_string(),
-                message: format!("{what}, not a regular file"),
-            });
-        }
-        let cap = super::MAX_FILE_BYTES;
-        let data = read_file(std::io::Read::take(file, cap + 1), one_record)
-            .map_err(|e| ReadError::from_io(rel, &e))?;
-        if data.len() as u64 > cap {
-            return Err(ReadError::Refused {
-                path: rel.to_string(),
-                message: format!("larger than {} MiB; not read", cap >> 20),
-            });
-        }
-        Ok(data)
+        read_regular(file, one_record, buf).map_err(|f| f.at(rel))
     }
 
     /// Open `rel` beneath the base without blocking (`O_NONBLOCK`: a FIFO cannot hang it).
     fn open(&self, rel: &str) -> Result<std::fs::File, ReadError> {
-        if let Some(f) = self.open_beneath(rel) {
+        if let Some(f) = self.open_beneath(rel, 0) {
             return f;
         }
         let p = self.resolve_parent(rel)?;
@@ -351,6 +523,16 @@ impl DirTree {
     }
 
     pub fn list(&self, rel: &str) -> Result<Vec<String>, ReadError> {
+        // One `openat2(O_DIRECTORY)` confines the whole path, as for files; the manual walk
+        // below costs an `lstat` per component not yet known to be a plain directory (two new
+        // ones for every `proc/PID/task`).
+        match self.open_dir(rel) {
+            Some(Ok(dir)) => return Ok(list_fd(&dir)),
+            // A refusal (a link leaving the tree) is left to the walk below, which names the
+            // link and its target as it always has.
+            Some(Err(e)) if !matches!(e, ReadError::Refused { .. }) => return Err(e),
+            _ => {}
+        }
         let r = resolve(rel, |p| self.link_of(p))?;
         let rd =
             std::fs::read_dir(self.base.join(&r.path)).map_err(|e| ReadError::from_io(rel, &e))?;

@@ -88,6 +88,9 @@ fn dir_root_resolves_links_inside_and_refuses_escapes() {
     assert!(matches!(r.read_string("sys/bus/abs/passwd"), Err(ReadError::Refused { .. })));
     assert!(matches!(r.read_string("sys/bus/up/etc/passwd"), Err(ReadError::Refused { .. })));
     assert!(matches!(r.list_dir("sys/bus/abs"), Err(ReadError::Refused { .. })));
+    // The refusal names the link, whichever way the directory was opened.
+    let e = r.list_dir("sys/bus/abs").unwrap_err().to_string();
+    assert!(e.contains("sys/bus/abs -> /etc is absolute"), "{e}");
     assert!(Root::open(&p.join("nope")).unwrap_err().to_string().contains("does not exist"));
 }
 
@@ -269,4 +272,73 @@ fn tgz_answers_root_links_from_the_manifest_only_when_plain() {
     )]);
     let r = Root::from_tgz_bytes("t.tar", &old).unwrap();
     assert!(r.read_link("proc/310/root").unwrap_err().is_not_found());
+}
+
+#[test]
+fn open_dir_reads_and_lists_as_the_full_path_does() {
+    // Every case the by-name path must hand back to the full path: a link leaving the open
+    // directory (in the tree, or absolute), a FIFO, a missing file, `..` and `/` in names.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    for (rel, text) in [
+        ("proc/1/task/1/stat", "1 (a) S\n"),
+        ("proc/1/task/1/status", "Name:\ta\n"),
+        ("proc/3/task/3/stat", "3 (c) R\n"),
+        ("proc/1/cgroup", "0::/\n"),
+    ] {
+        std::fs::create_dir_all(p.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(p.join(rel), text).unwrap();
+    }
+    std::os::unix::fs::symlink("../../3/task/3", p.join("proc/1/task/2")).unwrap();
+    std::os::unix::fs::symlink("/etc", p.join("proc/1/task/4")).unwrap();
+    std::fs::create_dir_all(p.join("proc/1/task/5")).unwrap();
+    let fifo = std::ffi::CString::new(p.join("proc/1/task/5/stat").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let names = [
+        "1/stat",
+        "1/status",
+        "2/stat",
+        "4/passwd",
+        "5/stat",
+        "9/stat",
+        "1/../1/stat",
+        "/1/stat",
+        "1//stat",
+        "",
+    ];
+    let fresh = |live: bool| if live { Root::live() } else { Root::open(p).unwrap() };
+    for (live, dir) in [(false, "proc/1/task"), (false, "proc/9"), (true, "proc/self")] {
+        let (by_name, rec_a) = fresh(live).recording();
+        let (by_path, rec_b) = fresh(live).recording();
+        let open = by_name.open_dir(dir);
+        assert_eq!(open.list(), by_path.list_dir(dir), "{dir}");
+        for name in names.iter().chain(&["cmdline", "cgroup"]) {
+            let (mut a, mut b) = (vec![1u8; 3], vec![2u8; 5]);
+            let ra = open.read_record_into(name, &mut a);
+            let rb = by_path.read_record_into(&open.path_of(name), &mut b);
+            assert_eq!(ra, rb, "{dir} {name}");
+            assert_eq!(a, b, "{dir} {name}");
+        }
+        assert_eq!(rec_a.accesses(), rec_b.accesses(), "{dir}");
+    }
+    let dir_root = Root::open(p).unwrap();
+    // The in-tree link and the refusals, spelled out.
+    let open = dir_root.open_dir("proc/1/task");
+    let mut buf = Vec::new();
+    open.read_record_into("2/stat", &mut buf).unwrap();
+    assert_eq!(buf, b"3 (c) R\n");
+    assert!(matches!(open.read_record_into("4/passwd", &mut buf), Err(ReadError::Refused { .. })));
+    let e = open.read_record_into("5/stat", &mut buf).unwrap_err();
+    assert!(e.to_string().contains("FIFO") && e.to_string().contains("proc/1/task/5/stat"), "{e}");
+    assert!(buf.is_empty());
+    assert_eq!(open.list().unwrap(), ["1", "2", "4", "5"]);
+    // A tarball root reads by path, with the same answers.
+    let t = tar_with(&[("proc/1/task/1/stat", "1 (a) S\n", None)]);
+    let r = Root::from_tgz_bytes("t.tar", &t).unwrap();
+    let open = r.open_dir("proc/1/task");
+    open.read_record_into("1/stat", &mut buf).unwrap();
+    assert_eq!(buf, b"1 (a) S\n");
+    assert_eq!(open.list().unwrap(), ["1"]);
+    assert!(open.read_record_into("2/stat", &mut buf).unwrap_err().is_not_found());
 }
