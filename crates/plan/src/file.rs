@@ -4,8 +4,9 @@
 use crate::model::{Plan, MAX_PLAN_BYTES, SCHEMA_VERSION};
 
 impl Plan {
-    /// Read and parse a plan file. The file is capped at [`MAX_PLAN_BYTES`] before parsing (a
-    /// plan is a few KiB; a huge or deeply nested file is refused at once, not parsed).
+    /// Read and parse a plan file (`-`: standard input). The file is capped at
+    /// [`MAX_PLAN_BYTES`] before parsing (a plan is a few KiB; a huge or deeply nested file is
+    /// refused at once, not parsed).
     pub fn load(path: &std::path::Path) -> Result<Plan, crate::PlanError> {
         use std::io::Read as _;
         let what = path.display().to_string();
@@ -14,9 +15,18 @@ impl Plan {
                 "cannot read plan {what}: {e} (make one with `lowlat plan -o plan.yaml`)"
             ))
         };
-        let f = std::fs::File::open(path).map_err(unreadable)?;
+        // `-` is standard input (`lowlat plan … -o - | lowlat apply --plan -`).
         let mut bytes = Vec::new();
-        f.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+        if path.as_os_str() == "-" {
+            std::io::stdin()
+                .lock()
+                .take(MAX_PLAN_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(unreadable)?;
+        } else {
+            let f = std::fs::File::open(path).map_err(unreadable)?;
+            f.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes).map_err(unreadable)?;
+        }
         if bytes.len() as u64 > MAX_PLAN_BYTES {
             return Err(crate::PlanError::File(format!(
                 "{what}: larger than {} KiB; a plan file is a few KiB — is this the right file?",

@@ -301,3 +301,28 @@ fn info_summarizes_the_cluster_like_ppc() {
         .code(2)
         .stderr(predicate::str::contains("--must-gather"));
 }
+
+/// tuna's habit: `lowlat plan … -o - | lowlat apply --plan -` — a plan read from stdin.
+#[test]
+fn a_plan_reads_from_stdin_with_dash() {
+    let a = lowlat().args(["plan", "-o", "-"]).assert().success();
+    let plan = a.get_output().stdout.clone();
+    lowlat()
+        .args(["apply", "--plan", "-", "--dry-run"])
+        .write_stdin(plan.clone())
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("dry run: nothing is written"));
+    lowlat()
+        .args(["render", "--plan", "-", "cmdline"])
+        .write_stdin(plan)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("nohz_full="));
+    lowlat()
+        .args(["apply", "--plan", "-", "--dry-run"])
+        .write_stdin("not: a plan\n")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("-:"));
+}
