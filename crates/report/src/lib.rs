@@ -14,6 +14,7 @@ pub mod inspect_view;
 pub mod junit;
 mod markup;
 pub mod model;
+pub mod prom;
 pub mod sections;
 pub mod summary;
 pub mod term;

@@ -18,6 +18,7 @@ pub mod duration;
 pub mod exit;
 pub mod fs;
 pub mod privilege;
+pub mod prom;
 pub mod sched;
 pub mod signal;
 pub mod stats;

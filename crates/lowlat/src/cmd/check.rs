@@ -50,6 +50,10 @@ pub struct Args {
     /// case per verdict line, for CI.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write Prometheus text for node_exporter's textfile collector: the verdict and each
+    /// section's, one-hot.
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<PathBuf>,
     /// Skip steps by name: inspect, plan, verify, timer, noise, ticks, fsync.
     #[arg(long, value_name = "STEP", value_delimiter = ',')]
     pub skip: Vec<String>,
@@ -101,7 +105,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
     // report is still written (exit 130); a second Ctrl-C exits at once.
     // Output files are checked before an hour of measuring, not after.
-    for (flag, path) in [("--junit", args.junit.as_deref()), ("--json", args.json.file())] {
+    let outputs = [
+        ("--junit", args.junit.as_deref()),
+        ("--json", args.json.file()),
+        ("--prometheus", args.prometheus.as_deref()),
+    ];
+    for (flag, path) in outputs {
         if let Some(p) = path {
             super::common::check_writable(flag, p)?;
         }
@@ -154,6 +163,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             0o644,
         )
         .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+    }
+    if let Some(p) = &args.prometheus {
+        report::prom::report(&done.report, "check")
+            .write(p)
+            .with_context(|| format!("writing --prometheus {}", p.display()))?;
     }
     if let Some(out) = &args.json.json {
         out.write_json(&done.document())?;

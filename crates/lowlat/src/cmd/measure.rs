@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use cpuset::CpuSelector;
 use measure::session::{self, LatencyKind, LatencyRequest, Load, Outcome, TicksRequest};
@@ -72,6 +72,10 @@ pub struct RunArgs {
     pub load_cmd: Option<String>,
     #[command(flatten)]
     pub shown: Shown,
+    /// Also write the result as Prometheus text for node_exporter's textfile collector
+    /// (per CPU: max, p99, samples; real-time, partial, evidence), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<std::path::PathBuf>,
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_parser = PossibleValuesParser::new(["fifo", "rr", "other"])
           .try_map(|s| s.parse::<Policy>()))]
@@ -282,6 +286,11 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         save_trace,
     };
     let out = session::latency(&req).map_err(flagged)?;
+    if let Some(p) = &run.prometheus {
+        report::prom::latency(&out.result)
+            .write(p)
+            .with_context(|| format!("writing --prometheus {}", p.display()))?;
+    }
     // cyclictest's -q silences the live lines, not the summary it ends with.
     let shown = Shown { json: run.shown.json.clone(), quiet: *quiet && cyclictest.is_none() };
     shown.show(out, |r| match cyclictest {
@@ -294,6 +303,14 @@ impl Command {
     /// Every file the run will write, checked before it measures (issue 21, item 7): a
     /// result lost after a 12 h run to a missing directory is refused before the run instead.
     fn check_outputs(&self) -> Result<()> {
+        let prometheus = match self {
+            Command::Timer(a) => a.run.prometheus.as_ref(),
+            Command::Noise(a) => a.run.prometheus.as_ref(),
+            _ => None,
+        };
+        if let Some(p) = prometheus {
+            super::common::check_writable("--prometheus", p)?;
+        }
         let (json, save_trace, fio_json) = match self {
             Command::Timer(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),
             Command::Noise(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),

@@ -31,6 +31,10 @@ pub struct Args {
     /// Also write the checks as JUnit XML to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write Prometheus text for node_exporter's textfile collector: each check's status,
+    /// the counts, 1 when nothing failed.
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<PathBuf>,
     /// A workload task allowed on the isolated CPUs: a PID or a comm (repeatable).
     #[arg(long, value_name = "COMM|PID")]
     pub allow: Vec<Allow>,
@@ -71,6 +75,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let xml = report::junit::write("lowlat verify", &[suite], &meta);
         util::fs::write_atomic(path, xml.as_bytes(), 0o644)
             .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+    }
+    if let Some(p) = &args.prometheus {
+        report::prom::verify(&verified.report)
+            .write(p)
+            .with_context(|| format!("writing --prometheus {}", p.display()))?;
     }
     if let Some(out) = &args.json.json {
         out.write_json(&verified.report)?;

@@ -118,3 +118,45 @@ fn noise_exports_as_oslat_text_that_imports_back() {
         .code(2)
         .stderr(predicate::str::contains("export takes a timer or noise result"));
 }
+
+/// `--prometheus FILE` on measure, verify and check writes what node_exporter's textfile
+/// collector reads: Prometheus' own `promtool check metrics` accepts each file.
+#[test]
+fn prometheus_textfiles_pass_promtool() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, v, c) =
+        (dir.path().join("t.prom"), dir.path().join("v.prom"), dir.path().join("c.prom"));
+    lowlat()
+        .args(["measure", "timer", "-q", "-D", "2s", "-a", &cpu(), "--prometheus"])
+        .arg(&t)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    lowlat().args(["verify", "--prometheus"]).arg(&v).assert().code(predicate::in_iter([0, 1]));
+    lowlat()
+        .args(["check", "--skip", "timer,noise,fsync", "--duration", "2s", "--prometheus"])
+        .arg(&c)
+        .arg("--out")
+        .arg(dir.path().join("o"))
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    for (f, want) in [
+        (&t, format!("lowlat_latency_max_seconds{{kind=\"timer\",cpu=\"{}\"}}", cpu())),
+        (&v, "lowlat_verify_passed ".to_string()),
+        (&c, "lowlat_section_verdict{of=\"check\",section=\"verify\"".to_string()),
+    ] {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.contains(&want), "{want}: {text}");
+        let out = std::process::Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(std::fs::File::open(f).unwrap())
+            .output()
+            .expect("promtool (Debian package prometheus)");
+        assert!(
+            out.status.success(),
+            "{}: {}{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -159,13 +159,11 @@ impl Drop for Canary {
     }
 }
 
-/// Prometheus textfile-collector text for the latest sample.
+/// Prometheus textfile-collector text for the latest sample (`util::prom`).
 pub fn prometheus_text(s: &WatchSample, samples: u64, cliff_ratio: Option<f64>) -> String {
-    let w = &s.watch;
-    let mut o = String::new();
-    let mut m = |name: &str, help: &str, v: f64| {
-        o += &format!("# HELP {name} {help}\n# TYPE {name} gauge\n{name}{{watch=\"{w}\"}} {v}\n");
-    };
+    let w = s.watch.as_str();
+    let mut o = util::prom::Metrics::new();
+    let mut m = |name: &str, help: &str, v: f64| o.gauge(name, help, &[("watch", w)], v);
     m(
         "lowlat_watch_latency_seconds",
         "Latest canary sync write (storage) or command duration (cmd).",
@@ -200,7 +198,7 @@ pub fn prometheus_text(s: &WatchSample, samples: u64, cliff_ratio: Option<f64>) 
         "after/before ratio of the detected cliff, 0 when none.",
         cliff_ratio.unwrap_or(0.0),
     );
-    o
+    o.text().to_string()
 }
 
 /// Replace a textfile-collector file atomically (a new file beside it, then rename), as the

@@ -1,0 +1,126 @@
+//! What `--prometheus FILE` exports (node_exporter's textfile collector), on `util::prom`:
+//! a latency result per CPU, a verify report per check, a check's verdict per section. Gauges
+//! only; every family starts with `lowlat_`; 1/0 for booleans and one-hot verdicts.
+
+use results::Evidence as _;
+use util::prom::Metrics;
+
+use crate::model::{Report, Verdict};
+
+const VERDICTS: [Verdict; 5] =
+    [Verdict::Info, Verdict::Pass, Verdict::Skipped, Verdict::Warn, Verdict::Fail];
+
+fn s(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+/// A timer or noise result: per CPU the worst, p99 (when known) and sample count; whether it
+/// ran real-time, was cut short, and holds evidence at all.
+pub fn latency(r: &results::LatencyResult) -> Metrics {
+    let mut m = Metrics::new();
+    let kind = r.envelope.kind.to_string();
+    for t in &r.threads {
+        let cpu = t.cpu.map_or_else(|| "unpinned".to_string(), |c| c.to_string());
+        let l = [("kind", kind.as_str()), ("cpu", cpu.as_str())];
+        m.gauge("lowlat_latency_max_seconds", "Worst latency on the CPU.", &l, s(t.stats.max_ns));
+        if let Some(p) = t.stats.p99_ns {
+            m.gauge("lowlat_latency_p99_seconds", "99th percentile on the CPU.", &l, s(p));
+        }
+        m.gauge("lowlat_latency_samples", "Samples taken on the CPU.", &l, t.stats.count as f64);
+    }
+    let k = [("kind", kind.as_str())];
+    let flag = |b: bool| if b { 1.0 } else { 0.0 };
+    m.gauge("lowlat_latency_realtime", "1 when the threads ran real-time.", &k, flag(r.realtime));
+    m.gauge(
+        "lowlat_latency_partial",
+        "1 when the run was cut short.",
+        &k,
+        flag(r.envelope.partial),
+    );
+    m.gauge(
+        "lowlat_latency_evidence",
+        "1 when the result holds evidence a verdict can stand on.",
+        &k,
+        flag(r.no_evidence().is_none()),
+    );
+    m.gauge("lowlat_latency_duration_seconds", "Run length.", &k, s(r.envelope.duration_ns));
+    m
+}
+
+/// A verify report: each check's status one-hot, the counts, and 1 when nothing failed.
+pub fn verify(r: &verify::Report) -> Metrics {
+    let mut m = Metrics::new();
+    for c in &r.checks {
+        m.gauge(
+            "lowlat_verify_check",
+            "1 for the check's status (pass, fail, warn, n.a., expected-residue, pending-reboot).",
+            &[("id", &c.id), ("group", c.group.as_str()), ("status", c.status.as_str())],
+            1.0,
+        );
+    }
+    let sm = &r.summary;
+    for (status, n) in [
+        ("pass", sm.pass),
+        ("fail", sm.fail),
+        ("warn", sm.warn),
+        ("expected-residue", sm.expected_residue),
+        ("pending-reboot", sm.pending_reboot),
+        ("n.a.", sm.not_applicable),
+    ] {
+        m.gauge("lowlat_verify_checks", "Checks by status.", &[("status", status)], n as f64);
+    }
+    m.gauge(
+        "lowlat_verify_passed",
+        "1 when no check failed.",
+        &[],
+        if r.passed() { 1.0 } else { 0.0 },
+    );
+    m
+}
+
+/// A report model (`check`): the overall verdict and each section's, one-hot.
+pub fn report(model: &Report, kind: &str) -> Metrics {
+    let mut m = Metrics::new();
+    for v in VERDICTS {
+        m.gauge(
+            "lowlat_verdict",
+            "1 for the overall verdict.",
+            &[("of", kind), ("verdict", v.class())],
+            if model.verdict == v { 1.0 } else { 0.0 },
+        );
+    }
+    for sec in &model.sections {
+        m.gauge(
+            "lowlat_section_verdict",
+            "1 for each report section's verdict.",
+            &[("of", kind), ("section", &sec.id), ("verdict", sec.verdict.class())],
+            1.0,
+        );
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verify_report_exports_one_line_per_check_and_the_counts() {
+        let r = verify::Report::new(vec![verify::Check {
+            id: "smt\"siblings".into(),
+            group: verify::Group::ALL[0],
+            status: verify::Status::Fail,
+            evidence: vec!["x".into()],
+            fix: None,
+        }]);
+        let t = verify(&r).text().to_string();
+        assert!(
+            t.contains(
+                "lowlat_verify_check{id=\"smt\\\"siblings\",group=\"boot\",status=\"fail\"} 1\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("lowlat_verify_checks{status=\"fail\"} 1\n"), "{t}");
+        assert!(t.contains("lowlat_verify_passed 0\n"), "{t}");
+    }
+}
