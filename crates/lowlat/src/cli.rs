@@ -15,6 +15,10 @@ use crate::exit::ExitCode;
 measures briefly and writes lowlat-report.html.\nExit codes: 0 ok, 1 check/threshold failed, \
 2 usage/input error, 3 runtime error, 4 partial apply (run `lowlat revert`), 130 interrupted.")]
 pub struct Cli {
+    /// No progress and no human summary, on every command (errors still go to stderr; a
+    /// command's own output — JSON, a render, an export — is still written).
+    #[arg(short = 'q', long, global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -62,6 +66,7 @@ impl Cli {
     /// Run the parsed command line.
     pub fn run(self) -> anyhow::Result<ExitCode> {
         use cmd::*;
+        util::term::set_quiet(self.quiet);
         match self.command {
             Command::Check(a) => check::run(a),
             Command::Inspect(a) => inspect::run(a),
@@ -89,7 +94,8 @@ mod surface {
 
     /// Every visible leaf command, with its path (`lowlat measure timer`).
     fn leaves(c: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
-        let subs: Vec<_> = c.get_subcommands().filter(|s| !s.is_hide_set()).collect();
+        let subs: Vec<_> =
+            c.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").collect();
         if subs.is_empty() {
             out.push((path.to_string(), c.clone()));
         }
@@ -112,5 +118,37 @@ mod surface {
             .map(|(p, _)| p.as_str())
             .collect();
         assert!(missing.is_empty(), "no examples in --help: {missing:?}");
+    }
+
+    /// One CLI surface: `-q` on every command (one global flag, one meaning), and `--json
+    /// [FILE]` on every command that produces a document. The exceptions write something that
+    /// is not a JSON document: an archive, another tool's text, JSON lines, shell or roff.
+    #[test]
+    fn every_command_takes_q_and_every_document_command_json() {
+        let mut all = Vec::new();
+        let mut root = super::Cli::command();
+        root.build();
+        leaves(&root, "lowlat", &mut all);
+        let no_document = [
+            "lowlat snapshot",
+            "lowlat export",
+            "lowlat watch storage",
+            "lowlat watch cmd",
+            "lowlat generate completions",
+            "lowlat generate man",
+            "lowlat cluster",
+            "lowlat cluster clean",
+            "lowlat cluster snapshot",
+        ];
+        for (path, c) in &all {
+            let has = |id: &str| c.get_arguments().any(|a| a.get_id() == id);
+            assert!(has("quiet"), "{path}: no -q");
+            let json = c.get_arguments().find(|a| a.get_id() == "json");
+            if no_document.contains(&path.as_str()) {
+                continue;
+            }
+            let json = json.unwrap_or_else(|| panic!("{path}: no --json"));
+            assert!(json.get_long() == Some("json"), "{path}");
+        }
     }
 }

@@ -18,7 +18,7 @@ pub struct Change {
 }
 
 /// Something deliberately not changed, with the reason.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Note {
     pub what: String,
     pub why: String,

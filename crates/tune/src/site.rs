@@ -72,7 +72,7 @@ pub struct ApplyRequest<'a> {
 }
 
 /// The plan's boot-tier arguments that the running kernel was not booted with.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Pending {
     pub args: Vec<KernelArg>,
     /// How many kernel arguments the plan has in all.
@@ -81,7 +81,7 @@ pub struct Pending {
 }
 
 /// A dry run: every change with the value it would replace; nothing written.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct DryRun {
     pub rows: Vec<Preview>,
     pub notes: Vec<Note>,
@@ -89,7 +89,7 @@ pub struct DryRun {
 }
 
 /// A completed `apply`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Applied {
     pub report: ApplyReport,
     pub notes: Vec<Note>,
@@ -98,7 +98,8 @@ pub struct Applied {
 }
 
 /// What `revert` did.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
 pub enum Reverted {
     /// There is no journal: nothing to do.
     NoJournal { journal: PathBuf },
@@ -350,5 +351,24 @@ mod tests {
     fn a_missing_sysroot_is_a_usage_error() {
         let err = Site::sysroot(Path::new("/nonexistent/lowlat-sysroot")).err();
         assert_eq!(err.map(|e| e.exit_code()), Some(ExitCode::Usage));
+    }
+}
+
+/// Version of the `apply --json` / `revert --json` documents.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `apply --json` and `revert --json`: the outcome (a [`DryRun`], [`Applied`] or [`Reverted`])
+/// with its `schema_version` and `kind` (`apply-dry-run`, `apply`, `revert`).
+#[derive(Debug, serde::Serialize)]
+pub struct Document<'a, T: serde::Serialize> {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    #[serde(flatten)]
+    pub body: &'a T,
+}
+
+impl<'a, T: serde::Serialize> Document<'a, T> {
+    pub fn new(kind: &'static str, body: &'a T) -> Self {
+        Self { schema_version: SCHEMA_VERSION, kind, body }
     }
 }

@@ -11,7 +11,7 @@ use crate::target::{same_value, NotAllowed, Target};
 use crate::writer::{ErrorKind, WriteError, Writer};
 
 /// One change and what became of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Done {
     pub target: Target,
     pub old: String,
@@ -22,7 +22,7 @@ pub struct Done {
 }
 
 /// What `apply` did.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ApplyReport {
     /// Written and in place.
     pub applied: Vec<Done>,
@@ -72,11 +72,22 @@ impl Classify for ApplyError {
     }
 }
 
+fn ok_or_err<S: serde::Serializer>(v: &Result<String, String>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap as _;
+    let mut m = s.serialize_map(Some(1))?;
+    match v {
+        Ok(x) => m.serialize_entry("ok", x)?,
+        Err(e) => m.serialize_entry("err", e)?,
+    }
+    m.end()
+}
+
 /// One row of a dry run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Preview {
     pub target: Target,
-    /// The current value, or why it could not be read.
+    /// The current value, or why it could not be read (`{"ok": …}` / `{"err": …}` in JSON).
+    #[serde(serialize_with = "ok_or_err")]
     pub old: Result<String, String>,
     pub new: String,
     pub why: String,
@@ -237,8 +248,23 @@ fn rollback(
     }
 }
 
+fn done_and_error<S: serde::Serializer>(v: &[(Done, WriteError)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq as _;
+    #[derive(serde::Serialize)]
+    struct Failed<'a> {
+        #[serde(flatten)]
+        done: &'a Done,
+        error: String,
+    }
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for (done, e) in v {
+        seq.serialize_element(&Failed { done, error: e.to_string() })?;
+    }
+    seq.end()
+}
+
 /// What `revert` did.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct RevertReport {
     /// Written back to the recorded old value.
     pub restored: Vec<Done>,
@@ -249,12 +275,13 @@ pub struct RevertReport {
     pub refused: Vec<Done>,
     /// Left alone, with the reason (task gone or tid reused, file absent).
     pub skipped: Vec<Done>,
-    /// Could not be restored.
+    /// Could not be restored (the write error as text in JSON).
+    #[serde(serialize_with = "done_and_error")]
     pub failed: Vec<(Done, WriteError)>,
 }
 
 /// Why `revert` refused to start: the journal's changes were made in another boot.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
 #[error(
     "{count} journal entries were recorded in boot {recorded}, but this is boot {current}: \
      runtime values were reset by the reboot, so there is nothing of theirs to restore \

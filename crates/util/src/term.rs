@@ -9,6 +9,19 @@ pub enum Stream {
     Stderr,
 }
 
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `-q, --quiet` for the whole process: no progress and no human summary (errors, and the
+/// artifact a command exists to print, still go out). Set once by the binary.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `-q` was given.
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Is the stream a terminal?
 pub fn is_tty(stream: Stream) -> bool {
     match stream {

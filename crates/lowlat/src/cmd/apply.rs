@@ -41,6 +41,27 @@ pub struct Args {
     /// `lowlat revert`).
     #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
     pub step_delay: u64,
+    #[command(flatten)]
+    pub json: super::common::JsonArg,
+}
+
+/// The outcome as people read it, and as JSON where `--json` says (alone on stdout: the human
+/// view then goes to stderr).
+fn show<T: serde::Serialize + std::fmt::Display>(
+    json: &super::common::JsonArg,
+    kind: &'static str,
+    body: &T,
+    extra: &str,
+) -> anyhow::Result<()> {
+    if let Some(out) = &json.json {
+        out.write_json(&tune::site::Document::new(kind, body))?;
+    }
+    if json.to_stdout() {
+        eprint!("{}{extra}", util::term::sanitize(&body.to_string(), true));
+    } else {
+        super::common::print_view(format_args!("{body}{extra}"))?;
+    }
+    Ok(())
 }
 
 /// Run `lowlat apply`.
@@ -55,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         step_delay: Duration::from_millis(args.step_delay),
     };
     if args.dry_run {
-        super::common::print_view(site.dry_run(&req)?)?;
+        show(&args.json, "apply-dry-run", &site.dry_run(&req)?, "")?;
         return Ok(ExitCode::Ok);
     }
     if site.is_live() && !util::privilege::is_root() {
@@ -66,12 +87,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let applied = site.apply(&req, &util::signal::interrupted, &mut |note| {
         eprintln!("note: {}", util::term::sanitize(&note.to_string(), false))
     })?;
-    super::common::print_view(&applied)?;
     let plan = args.plan.display();
-    super::common::print_view(format_args!(
+    let persistence = format!(
         "these runtime changes last until reboot: `lowlat render --plan {plan} tuned` (or \
          systemd) makes them persistent; `lowlat status` shows what is applied\n"
-    ))?;
+    );
+    show(&args.json, "apply", &applied, &persistence)?;
     Ok(ExitCode::Ok)
 }
 
@@ -90,6 +111,8 @@ pub struct RevertArgs {
     /// Revert a directory laid out like / (see `apply --sysroot`).
     #[arg(long, value_name = "DIR", hide = true)]
     pub sysroot: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: super::common::JsonArg,
 }
 
 /// Run `lowlat revert`.
@@ -104,7 +127,7 @@ pub fn revert(args: RevertArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     let reverted = site.revert(&args.journal, args.forget)?;
-    super::common::print_view(&reverted)?;
+    show(&args.json, "revert", &reverted, "")?;
     reverted.check()?;
     Ok(ExitCode::Ok)
 }

@@ -118,6 +118,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // With the JSON on stdout, people's view goes to stderr.
     let to_stderr = args.json.to_stdout();
     let say = |s: String| {
+        if util::term::quiet() {
+            return;
+        }
         if to_stderr {
             eprint!("{s}");
         } else {

@@ -134,6 +134,9 @@ pub struct CheckArgs {
     /// a test case (a node that did not run fails with the API's reason).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// The fleet document (what DIR/fleet.json holds) to FILE, or alone on stdout.
+    #[command(flatten)]
+    pub json: super::common::JsonArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -225,6 +228,13 @@ fn conn(a: &ConnArgs) -> cluster::Conn {
     }
 }
 
+/// Progress and summaries (not with `-q`).
+fn say(text: &str) {
+    if !util::term::quiet() {
+        print!("{text}");
+    }
+}
+
 /// Run `lowlat cluster`. With `LOWLAT_API_STATS=1` in the environment, the number of HTTP
 /// requests sent to the API server is printed on stderr at the end (`bench/cluster-scale.sh`).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -293,8 +303,17 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     let started = std::time::SystemTime::now();
     let progress = cluster::view::Progress::default();
-    let fleet = cluster::check::run(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
-    print!("{}", cluster::view::fleet_summary(&fleet, &a.out));
+    let to_stdout = a.json.to_stdout();
+    let show = |t: &str| match (util::term::quiet(), to_stdout) {
+        (true, _) => {}
+        (false, true) => eprint!("{t}"),
+        (false, false) => print!("{t}"),
+    };
+    let fleet = cluster::check::run(conn, &cfg, &mut |e| show(&progress.line(e)))?;
+    show(&cluster::view::fleet_summary(&fleet, &a.out));
+    if let Some(out) = &a.json.json {
+        out.write_json(&fleet)?;
+    }
     if let Some(p) = &a.junit {
         util::fs::write_atomic(p, cluster::html::junit(&fleet, started).as_bytes(), 0o644)
             .with_context(|| format!("writing JUnit XML to {}", p.display()))?;
@@ -306,8 +325,7 @@ fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
     let cfg =
         cluster::snapshot::Config { selector: a.selector, out: a.output.clone(), pod: a.pod.pod() };
     let progress = cluster::view::Progress::default();
-    let (nodes, interrupted) =
-        cluster::snapshot::run(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
+    let (nodes, interrupted) = cluster::snapshot::run(conn, &cfg, &mut |e| say(&progress.line(e)))?;
     let ok: Vec<&str> = nodes
         .iter()
         .filter(|g| g.files.iter().any(|f| f == cluster::snapshot::SYSINFO))
@@ -338,11 +356,11 @@ fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
 
 fn clean(conn: &cluster::Conn, ns: Option<&str>, a: CleanArgs) -> anyhow::Result<ExitCode> {
     let progress = cluster::view::Progress::default();
-    let done = cluster::clean::clean(conn, ns, &mut |e| print!("{}", progress.line(e)))?;
+    let done = cluster::clean::clean(conn, ns, &mut |e| say(&progress.line(e)))?;
     let left = cluster::clean::leftovers(conn)?;
-    println!("cleaned {} namespace(s); labelled objects left: {}", done.len(), left.len());
+    say(&format!("cleaned {} namespace(s); labelled objects left: {}\n", done.len(), left.len()));
     for l in &left {
-        println!("  {l}");
+        say(&format!("  {l}\n"));
     }
     if !left.is_empty() {
         return Ok(ExitCode::Runtime);
@@ -353,8 +371,8 @@ fn clean(conn: &cluster::Conn, ns: Option<&str>, a: CleanArgs) -> anyhow::Result
     // Then give back the RT budget killed runs left granted on the nodes.
     let cfg = cluster::clean::RecoverConfig { selector: a.selector, pod: a.pod.pod() };
     let progress = cluster::view::Progress::default();
-    let nodes = cluster::clean::recover_rt(conn, &cfg, &mut |e| print!("{}", progress.line(e)))?;
-    print!("{}", cluster::view::recovery(&nodes));
+    let nodes = cluster::clean::recover_rt(conn, &cfg, &mut |e| say(&progress.line(e)))?;
+    say(&cluster::view::recovery(&nodes));
     Ok(if nodes.iter().all(cluster::clean::NodeRecovery::ok) {
         ExitCode::Ok
     } else {
@@ -391,7 +409,7 @@ fn apply(conn: &cluster::Conn, a: ApplyArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        print!("{}", cluster::apply::view(&rows, dry));
+        say(&cluster::apply::view(&rows, dry));
     }
     let refused = rows.iter().filter(|r| r.action == cluster::apply::Action::Refused).count();
     if refused > 0 {

@@ -124,6 +124,9 @@ pub fn check_writable(flag: &str, path: &std::path::Path) -> anyhow::Result<()> 
 /// or an input file (process names, paths, reasons) cannot send control sequences to the
 /// terminal. Views that colour themselves (`inspect`, `plan`) escape their inputs instead.
 pub fn print_view(text: impl std::fmt::Display) -> anyhow::Result<()> {
+    if util::term::quiet() {
+        return Ok(());
+    }
     use std::io::Write as _;
     let mut out = util::term::Escaping::new(std::io::stdout().lock());
     write!(out, "{text}")?;
@@ -158,7 +161,9 @@ impl JsonArg {
     /// `util::term::Escaping`, so host text in it (process and cgroup names, paths, commands)
     /// cannot send control sequences.
     pub fn human_view(&self) -> Box<dyn std::io::Write> {
-        if self.to_stdout() {
+        if util::term::quiet() {
+            Box::new(std::io::sink())
+        } else if self.to_stdout() {
             Box::new(util::term::Escaping::new(std::io::stderr()))
         } else {
             Box::new(util::term::Escaping::new(std::io::stdout()))

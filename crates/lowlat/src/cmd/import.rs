@@ -33,10 +33,19 @@ pub struct Args {
     /// Print the per-CPU table instead of JSON (when no --output).
     #[arg(long)]
     pub table: bool,
+    /// The lowlat result as JSON, as on every command: `--json FILE` is `-o FILE`, `--json`
+    /// alone stdout (the default).
+    #[command(flatten)]
+    pub json: super::common::JsonArg,
 }
 
 /// Run `lowlat import`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
+    if args.output.is_none() {
+        args.output = args.json.json.take();
+    } else if args.json.json.is_some() {
+        return Err(usage("give -o FILE or --json FILE, not both (they are the same output)"));
+    }
     let file = args.file.display();
     let text = if args.file.as_os_str() == "-" {
         std::io::read_to_string(std::io::stdin()).context("reading stdin")?

@@ -39,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.json.json {
         out.write_json(&h)?;
     }
-    if !args.json.to_stdout() {
+    if !args.json.to_stdout() && !util::term::quiet() {
         let st = report::term::Style::detect();
         let view = report::inspect_view::ViewOptions { cpu: args.cpu, containers: args.containers };
         super::common::Output::Stdout

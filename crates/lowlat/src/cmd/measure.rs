@@ -33,14 +33,11 @@ pub enum Command {
     Etcd(super::fsync::EtcdArgs),
 }
 
-/// Where the result and the table go (`--json [FILE]`, `-q`).
+/// Where the result and the table go (`--json [FILE]`; the global `-q` leaves the table out).
 #[derive(Debug, clap::Args)]
 pub struct Shown {
     #[command(flatten)]
     pub json: JsonArg,
-    /// No progress and no table (the JSON and the exit code still say everything).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -265,7 +262,8 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         Command::Fsync(a) => return super::fsync::run(*a),
         Command::Etcd(a) => return super::fsync::run_etcd(a),
     };
-    let Shown { json, quiet } = &run.shown;
+    let Shown { json } = &run.shown;
+    let quiet = util::term::quiet();
     let checkpoint = if let Some(Output::File(p)) = &json.json { Some(p.clone()) } else { None };
     let req = LatencyRequest {
         kind,
@@ -292,11 +290,15 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
             .with_context(|| format!("writing --prometheus {}", p.display()))?;
     }
     // cyclictest's -q silences the live lines, not the summary it ends with.
-    let shown = Shown { json: run.shown.json.clone(), quiet: *quiet && cyclictest.is_none() };
-    shown.show(out, |r| match cyclictest {
+    let view = |r: &_| match cyclictest {
         Some(hist) => cyclictest::to_text(r, hist),
         None => table::latency(r),
-    })
+    };
+    if cyclictest.is_some() && quiet {
+        // cyclictest's -q silences the live lines, not the summary it ends with.
+        util::term::set_quiet(false);
+    }
+    run.shown.show(out, view)
 }
 
 impl Command {
@@ -351,7 +353,7 @@ impl Shown {
         if let Some(o) = &self.json.json {
             o.write_json(&out.result)?;
         }
-        if !self.quiet {
+        if !util::term::quiet() {
             let mut w = self.json.human_view();
             w.write_all(view(&out.result).as_bytes()).and_then(|()| w.flush())?;
         }

@@ -169,7 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if yaml {
         print!("{text}");
-    } else if !output.as_ref().is_some_and(Output::is_stdout) {
+    } else if !output.as_ref().is_some_and(Output::is_stdout) && !util::term::quiet() {
         let color = util::term::color(util::term::Stream::Stdout);
         print!("{}", plan::summary::summary(&made.plan, &made.layout, color));
         print!("{}", plan::summary::next_step(output.map(|o| o.to_string()).as_deref()));

@@ -62,6 +62,27 @@ pub struct Args {
     /// kthread_cpus or kernel.watchdog_cpumask; systemd.cpu_affinity as NTO writes it).
     #[arg(long)]
     pub nto_exact: bool,
+    /// The rendered files as one JSON document (`{schema_version, kind: "render", target,
+    /// files[] {name, executable, contents}}`), for programs; alone it goes to stdout instead
+    /// of the listing.
+    #[command(flatten)]
+    pub json: super::common::JsonArg,
+}
+
+/// `render --json`.
+#[derive(serde::Serialize)]
+struct RenderDocument<'a> {
+    schema_version: u32,
+    kind: &'static str,
+    target: String,
+    files: Vec<RenderedFile<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct RenderedFile<'a> {
+    name: &'a str,
+    executable: bool,
+    contents: &'a str,
 }
 
 /// Run `lowlat render`.
@@ -92,12 +113,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )))
         }
     };
+    if let Some(out) = &args.json.json {
+        let files = rendered
+            .iter()
+            .map(|f| RenderedFile {
+                name: &f.name,
+                executable: f.executable,
+                contents: &f.contents,
+            })
+            .collect();
+        let doc = RenderDocument {
+            schema_version: 1,
+            kind: "render",
+            target: args.target.to_string(),
+            files,
+        };
+        out.write_json(&doc)?;
+        if args.json.to_stdout() && args.output.is_none() && args.input.is_none() {
+            return Ok(ExitCode::Ok);
+        }
+    }
     match (&args.output, &args.input) {
         // `-o -`: standard output, as everywhere else (not a directory named `-`)
         (Some(dir), _) if dir.as_os_str() == "-" => print!("{}", render::listing(&rendered)),
         (Some(dir), _) => {
             for path in files::write_dir(dir, &rendered)? {
-                println!("wrote {}", path.display());
+                if !util::term::quiet() {
+                    println!("wrote {}", path.display());
+                }
             }
         }
         (None, Some(entry)) if args.target == Target::Bls => {

@@ -160,3 +160,51 @@ fn prometheus_textfiles_pass_promtool() {
         );
     }
 }
+
+/// One CLI surface: `-q` anywhere on any command silences the human view; `--json` on the
+/// commands that produce a document (apply, revert, render, import among them).
+#[test]
+fn q_and_json_mean_the_same_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["-q", "verify"][..], &["verify", "-q"], &["inspect", "-q"], &["status", "-q"]] {
+        let a = lowlat().args(args).assert().code(predicate::in_iter([0, 1]));
+        assert!(a.get_output().stdout.is_empty(), "{args:?}: {:?}", a.get_output());
+    }
+    let plan = lowlat().args(["plan", "-o", "-"]).assert().success().get_output().stdout.clone();
+    let a = lowlat()
+        .args(["apply", "--plan", "-", "--dry-run", "--json"])
+        .write_stdin(plan.clone())
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(
+        (doc["schema_version"].as_u64(), doc["kind"].as_str()),
+        (Some(1), Some("apply-dry-run"))
+    );
+    assert!(doc["rows"].as_array().is_some_and(|r| !r.is_empty()), "{doc}");
+    let a = lowlat()
+        .args(["revert", "--json", "--journal"])
+        .arg(dir.path().join("none.jsonl"))
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!((doc["kind"].as_str(), doc["state"].as_str()), (Some("revert"), Some("no-journal")));
+    let a = lowlat()
+        .args(["render", "--plan", "-", "cmdline", "--json"])
+        .write_stdin(plan)
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(doc["files"][0]["name"], "cmdline");
+    assert!(
+        doc["files"][0]["contents"].as_str().is_some_and(|c| c.contains("nohz_full=")),
+        "{doc}"
+    );
+    let ct =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../results/tests/fixtures/cyclictest-2.4-h40.txt");
+    let out = dir.path().join("ct.json");
+    lowlat().args(["import", "cyclictest", ct, "--json"]).arg(&out).assert().success();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["kind"], "timer");
+}
