@@ -54,6 +54,9 @@ figcaption{color:var(--muted);font-size:12px;margin-top:4px}
 .role-housekeeping{background:#6e7781}.role-isolated{background:#0969da}.role-offline{background:#d0d7de;color:#57606a}.role-unassigned{background:#bf8700}
 .legend{display:flex;gap:14px;margin:6px 0;font-size:12px;color:var(--muted)}.legend span.sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px;vertical-align:-2px}
 footer{margin-top:30px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:8px}
+.tw{overflow-x:auto;max-width:100%}
+body{overflow-wrap:anywhere}
+@media (max-width:700px){body{padding:10px}header.top{grid-template-columns:1fr}ul.headlines{grid-column:1}.legend{flex-wrap:wrap}}
 @media print{body{max-width:none;padding:0}nav{display:none}section{break-inside:avoid-page}figure{break-inside:avoid}h2{break-after:avoid}}
 "#;
 
@@ -218,7 +221,9 @@ fn cell(h: &mut String, c: &Cell) {
 }
 
 fn table(h: &mut String, t: &Table) {
-    let _ = write!(h, "<table><caption>{}</caption><thead><tr>", escape(&t.caption));
+    // In its own scrolling box: a wide table scrolls on a narrow screen, the page does not.
+    let _ =
+        write!(h, "<div class=\"tw\"><table><caption>{}</caption><thead><tr>", escape(&t.caption));
     for c in &t.headers {
         let _ = write!(h, "<th>{}</th>", escape(c));
     }
@@ -230,7 +235,7 @@ fn table(h: &mut String, t: &Table) {
         }
         h.push_str("</tr>");
     }
-    h.push_str("</tbody></table>");
+    h.push_str("</tbody></table></div>");
 }
 
 fn grid(h: &mut String, g: &Grid) {

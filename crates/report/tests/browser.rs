@@ -54,6 +54,11 @@ fn chromium(bin: &Path, profile: &Path, extra: &[&str], url: &str) -> std::proce
 
 /// Load `html` with the probe injected; returns the probe's JSON.
 fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> serde_json::Value {
+    probe_at(bin, dir, name, html, 1400)
+}
+
+/// [`probe`] with a window `width` px wide.
+fn probe_at(bin: &Path, dir: &Path, name: &str, html: &str, width: u32) -> serde_json::Value {
     let probe = include_str!("browser/probe.html");
     // Allow only the inline probe script; every fetch stays forbidden.
     let csp = report::html::CSP;
@@ -66,7 +71,7 @@ fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> serde_json::Value {
     let out = chromium(
         bin,
         &dir.join(format!("{name}-profile-probe")),
-        &["--dump-dom", "--virtual-time-budget=3000", "--window-size=1400,1000"],
+        &["--dump-dom", "--virtual-time-budget=3000", &format!("--window-size={width},1000")],
         &format!("file://{}", file.display()),
     );
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -236,4 +241,29 @@ fn a_stepped_12_hour_256_cpu_report_renders_readably_at_1400px() {
     assert!(html.contains("12h 00m 00s"), "the time axis reaches 12 h");
     let p = check(&bin, "report-256-cpus-12h", &html, 6);
     assert_eq!(p["heatmaps"], 4 * 2, "two heat maps per section, each a ramp and a map");
+}
+
+/// A narrow window: nothing runs off the page — wide tables scroll inside their own box,
+/// charts shrink to the width. Headless chromium's narrowest window is 500 px (it widens a
+/// 390 px request to 500), so 500 px stands for a phone held upright.
+#[test]
+fn report_reads_on_a_narrow_screen() {
+    if std::env::var_os("LOWLAT_SKIP_BROWSER").is_some() {
+        eprintln!("LOWLAT_SKIP_BROWSER set: browser test skipped");
+        return;
+    }
+    let bin = browser().expect("chromium is installed (apt-get install chromium; .ci/run does)");
+    let all =
+        ["inspect.json", "verify.json", "timer.json", "noise.json", "ticks.json", "fsync.json"];
+    let html = report::html::render(&report::build(&docs(&all), &opts()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let p = probe_at(&bin, &dir, "report-narrow", &html, 390);
+    eprintln!("narrow: {p}");
+    assert_eq!(p["errors"], serde_json::json!([]));
+    let width = p["viewport"].as_f64().expect("viewport");
+    assert!(width <= 500.0, "probed narrow: {width} px");
+    assert_eq!(p["overflow"], 0, "nothing wider than the {width} px window");
+    for c in p["charts"].as_array().expect("charts") {
+        assert!(c["width"].as_f64().is_some_and(|w| w > 100.0 && w <= width), "chart fits: {c}");
+    }
 }

@@ -619,10 +619,13 @@ fn overlay_blocks(
             y_scale: Scale::Log,
             series: with_hist
                 .iter()
-                .map(|t| Series {
+                .enumerate()
+                .map(|(i, t)| Series {
                     name: cpu_name(r, t),
                     style: SeriesStyle::Line,
-                    color: t.cpu.unwrap_or(0) as usize,
+                    // a pinned thread keeps its CPU's colour in every chart; unpinned
+                    // (imported) threads get one each
+                    color: t.cpu.map_or(i, |c| c as usize),
                     points: bin_histogram(&t.histogram.buckets, x_max, nbins),
                 })
                 .collect(),
@@ -666,14 +669,15 @@ fn overlay_blocks(
         let mut per = step;
         let chart_series = series
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
                 let (points, p) =
                     time_points(&t.per_second_max_ns, step, ctx.opts.max_points, unit);
                 per = per.max(p);
                 Series {
                     name: cpu_name(r, t),
                     style: SeriesStyle::Line,
-                    color: t.cpu.unwrap_or(0) as usize,
+                    color: t.cpu.map_or(i, |c| c as usize),
                     points,
                 }
             })
