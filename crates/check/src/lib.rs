@@ -544,11 +544,17 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
     let title = hostname
         .as_ref()
         .map_or_else(|| "lowlat check".to_string(), |n| format!("lowlat check: {n}"));
+    let plan_file = plan.as_ref().map(|_| cfg.out.join("plan.yaml"));
+    let next = next_for(rt.cgroup_fix.as_deref(), plan_file.as_deref(), &partition, &cfg.out)
+        .into_iter()
+        .map(|(command, why)| report::model::NextStep { command, why })
+        .collect();
     let opts = report::Options {
         title,
         generator: cfg.generator.clone(),
         timer_threshold_ns: u64::try_from(cfg.threshold.as_nanos()).unwrap_or(u64::MAX),
         notes: job.notes,
+        next,
         ..report::Options::default()
     };
     let model = report::build(&job.docs, &opts);
@@ -591,21 +597,32 @@ pub fn top_findings(model: &report::Report) -> Vec<&Headline> {
 
 /// The exact next commands: (command, why).
 pub fn next_commands(f: &Finished) -> Vec<(String, String)> {
+    next_for(f.rt_cgroup_fix.as_deref(), f.plan.as_deref(), &f.partition, &f.out)
+}
+
+/// The next commands from what the job knows: the RT-cgroup fix, the plan file, the
+/// partition judged, the output directory (the terminal and the report's "Next steps").
+fn next_for(
+    rt_cgroup_fix: Option<&str>,
+    plan: Option<&Path>,
+    partition: &Partition,
+    out: &Path,
+) -> Vec<(String, String)> {
     let mut v = Vec::new();
-    if let Some(short) = &f.rt_cgroup_fix {
+    if let Some(short) = rt_cgroup_fix {
         v.push((
             "sudo lowlat check --rt-cgroup root".to_string(),
             format!("the timer ran NOT REAL-TIME ({short}): measure from the root cgroup"),
         ));
     }
-    match (&f.plan, &f.partition) {
+    match (plan, partition) {
         (Some(_), Partition::HostOwn(_)) => v.push((
             "lowlat verify".to_string(),
             "the host's own isolation, check by check, with each fix".into(),
         )),
         (Some(plan), _) => {
             let plan = plan.display();
-            if f.partition == Partition::Default {
+            if *partition == Partition::Default {
                 v.push((
                     "lowlat plan -o plan.yaml".to_string(),
                     format!("adjust the partition ({plan} is the default)"),
@@ -631,7 +648,7 @@ pub fn next_commands(f: &Finished) -> Vec<(String, String)> {
     }
     // The long run judges the same partition: the given plan, or (after a reboot with the
     // rendered arguments) the host's own isolation.
-    let after = match (&f.partition, &f.plan) {
+    let after = match (partition, plan) {
         (Partition::Given { .. } | Partition::Default, Some(p)) => {
             format!("lowlat check --plan {} --duration 12h --out after", p.display())
         }
@@ -641,7 +658,7 @@ pub fn next_commands(f: &Finished) -> Vec<(String, String)> {
     v.push((
         format!(
             "lowlat report --compare {}/*.json --vs after/*.json -o compare.html",
-            f.out.display()
+            out.display()
         ),
         "before vs after".into(),
     ));

@@ -277,6 +277,7 @@ pub fn report(f: &Fleet, threshold_ns: Option<u64>) -> report::Report {
         ],
         sections,
         inputs: vec![(crate::check::FLEET_JSON.into(), "fleet".into())],
+        next: Vec::new(),
     }
 }
 

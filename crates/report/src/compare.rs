@@ -601,6 +601,7 @@ pub fn build(before: &[Doc], after: &[Doc], opts: &Options) -> Report {
         context: context(&rb.context, &ra.context),
         sections: out,
         inputs,
+        next: opts.next.clone(),
     }
 }
 

@@ -108,6 +108,9 @@ pub fn render(report: &Report) -> String {
         for s in &report.sections {
             let _ = write!(h, "<a href=\"#{}\">{}</a>", escape(&s.id), escape(&s.title));
         }
+        if !report.next.is_empty() {
+            h.push_str("<a href=\"#next\">Next steps</a>");
+        }
         h.push_str("</nav>\n");
     }
     h.push_str("<section id=\"context\"><h2>System</h2>");
@@ -119,6 +122,18 @@ pub fn render(report: &Report) -> String {
     h.push_str("</section>\n");
     for s in &report.sections {
         section(&mut h, s);
+    }
+    if !report.next.is_empty() {
+        h.push_str("<section id=\"next\"><h2>Next steps</h2><div class=\"tw\"><table><tbody>");
+        for n in &report.next {
+            let _ = write!(
+                h,
+                "<tr><td><code>{}</code></td><td>{}</td></tr>",
+                escape(&n.command),
+                escape(&n.why)
+            );
+        }
+        h.push_str("</tbody></table></div></section>\n");
     }
     h.push_str("<footer>Inputs: ");
     let inputs: Vec<String> =

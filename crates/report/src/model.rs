@@ -57,6 +57,16 @@ pub struct Report {
     pub sections: Vec<Section>,
     /// The input files, with their kinds.
     pub inputs: Vec<(String, String)>,
+    /// The exact commands to run next, with why (`lowlat check` gives them; empty elsewhere).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub next: Vec<NextStep>,
+}
+
+/// A command to run next and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NextStep {
+    pub command: String,
+    pub why: String,
 }
 
 /// A verdict line for the header and the terminal summary.

@@ -55,6 +55,7 @@ mod tests {
                 Vec::new(),
             )],
             inputs: Vec::new(),
+            next: Vec::new(),
         };
         let s = render(&r);
         assert_eq!(s, "lowlat report: FAIL\n  ! virtualized\n  FAIL    worst 10 ms\n");

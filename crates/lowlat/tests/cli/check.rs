@@ -96,6 +96,12 @@ fn skipped_steps_are_noted_not_failed() {
         .stdout(predicate::str::contains("timer latency under CPU load"));
     let html = std::fs::read_to_string(out.join("lowlat-report.html")).expect("html");
     assert!(html.contains("skipped (--skip timer)"), "the report says what was skipped");
+    // The report carries the same next commands as the terminal.
+    assert!(html.contains("<h2>Next steps</h2>"), "a Next steps section");
+    assert!(
+        html.contains(&format!("lowlat verify --plan {}", out.join("plan.yaml").display())),
+        "{html}"
+    );
     lowlat()
         .args(["check", "--skip", "timr"])
         .assert()

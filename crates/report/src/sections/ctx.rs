@@ -21,6 +21,8 @@ pub struct Options {
     pub max_points: usize,
     /// Notes from the caller (steps skipped, privileges missing), shown as banners.
     pub notes: Vec<Note>,
+    /// The commands to run next (a "Next steps" section).
+    pub next: Vec<crate::model::NextStep>,
 }
 
 impl Default for Options {
@@ -34,6 +36,7 @@ impl Default for Options {
             fsync_p99_warn_ns: 20_000_000,
             max_points: 600,
             notes: Vec::new(),
+            next: Vec::new(),
         }
     }
 }

@@ -135,6 +135,7 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
         context: context::rows(docs),
         sections,
         inputs: docs.iter().map(|d| (d.source.clone(), d.kind.to_string())).collect(),
+        next: opts.next.clone(),
     }
 }
 
