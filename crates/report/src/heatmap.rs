@@ -140,6 +140,17 @@ pub fn render_svg(m: &Heatmap) -> String {
         LEFT + pw / 2,
         escape(&m.title)
     );
+    // Hover: each row names its CPU and its worst cell (a pixel image has no per-cell title).
+    for (i, cpu) in m.rows.iter().enumerate() {
+        let worst = m.cells.get(i).map_or(0.0, |r| r.iter().copied().fold(0.0_f64, f64::max));
+        let _ = write!(
+            s,
+            "<rect x=\"{LEFT}\" y=\"{}\" width=\"{pw}\" height=\"{rh}\" fill=\"transparent\"><title>CPU {cpu}: {} up to {}</title></rect>",
+            TOP + rh * i as u32,
+            escape(&m.value_label),
+            crate::chart::tick(worst)
+        );
+    }
     // Rows: CPU labels.
     let step = label_step(rows);
     for (i, cpu) in m.rows.iter().enumerate().filter(|(i, _)| i % step == 0) {
@@ -282,5 +293,14 @@ mod tests {
         assert!(svg.contains("T &lt;1&gt;"));
         assert_eq!(svg.matches("text-anchor=\"end\"").count(), 32, "every 8th CPU labelled");
         assert!(svg.contains(">255<") || svg.contains(">248<"));
+    }
+
+    #[test]
+    fn every_row_names_its_cpu_and_worst_cell_on_hover() {
+        let m = map(4, 10);
+        let svg = render_svg(&m);
+        assert_eq!(svg.matches("<title>CPU ").count(), 4, "{svg}");
+        // row 3: cells (3*c) % 97 for c < 10, worst 27
+        assert!(svg.contains("<title>CPU 3: samples up to 27</title>"), "{svg}");
     }
 }

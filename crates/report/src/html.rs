@@ -51,6 +51,7 @@ figcaption{color:var(--muted);font-size:12px;margin-top:4px}
 .core{display:flex;gap:2px;border:1px solid var(--line);border-radius:5px;padding:2px;background:#f6f8fa}
 .cpu{width:58px;height:42px;border-radius:3px;font-size:12px;display:flex;flex-direction:column;align-items:center;justify-content:center;color:#fff;font-weight:600}
 .cpu small{font-weight:400;font-size:10px}
+.cpu.lat-pass{box-shadow:0 0 0 3px var(--pass)}.cpu.lat-fail{box-shadow:0 0 0 3px var(--fail)}
 .role-housekeeping{background:#6e7781}.role-isolated{background:#0969da}.role-offline{background:#d0d7de;color:#57606a}.role-unassigned{background:#bf8700}
 .legend{display:flex;gap:14px;margin:6px 0;font-size:12px;color:var(--muted)}.legend span.sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px;vertical-align:-2px}
 footer{margin-top:30px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:8px}
@@ -273,9 +274,15 @@ fn grid(h: &mut String, g: &Grid) {
         for core in &grp.cells {
             h.push_str("<div class=\"core\">");
             for c in core {
+                let lat = c.verdict.map_or(String::new(), |v| format!(" lat-{}", v.class()));
+                let worst = if c.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · worst {}", escape(&c.note))
+                };
                 let _ = write!(
                     h,
-                    "<div class=\"cpu role-{}\" title=\"CPU {} · {}\">{}<small>{}</small></div>",
+                    "<div class=\"cpu role-{}{lat}\" title=\"CPU {} · {}{worst}\">{}<small>{}</small></div>",
                     escape(&c.role),
                     c.cpu,
                     escape(&c.role),

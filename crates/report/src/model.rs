@@ -260,6 +260,10 @@ pub struct GridCell {
     pub role: String,
     /// Small text under the CPU number (e.g. the worst latency measured there).
     pub note: String,
+    /// How the worst latency measured there compares with the run's threshold (none when not
+    /// measured): the cell is outlined in the verdict's colour.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
 }
 
 impl Section {

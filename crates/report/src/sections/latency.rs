@@ -114,7 +114,7 @@ fn max_per(step: u64) -> String {
 }
 
 /// The threshold the run was measured against (`params.threshold_ns`), else `default`.
-fn threshold(r: &LatencyResult, default: u64) -> u64 {
+pub(crate) fn threshold(r: &LatencyResult, default: u64) -> u64 {
     r.envelope.params.get("threshold_ns").and_then(Value::as_u64).unwrap_or(default)
 }
 

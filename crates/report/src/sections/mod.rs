@@ -47,7 +47,7 @@ pub fn build(docs: &[Doc], opts: &Options) -> Report {
     let ctx = Ctx { opts, virtualized: virtualized.clone() };
 
     let mut sections = Vec::new();
-    if let Some(s) = topology::build(docs) {
+    if let Some(s) = topology::build(docs, opts.timer_threshold_ns) {
         sections.push(s);
     }
     for plugin in PLUGINS {

@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use cpuset::CpuSet;
 
 use crate::input::{Body, Doc};
-use crate::model::{fmt_ns, Block, Grid, GridCell, GridGroup, Section};
+use crate::model::{fmt_ns, Block, Grid, GridCell, GridGroup, Section, Verdict};
 
 /// One CPU's place: (group label, core key, cpu, online).
 type Place = (String, (i64, i64), usize, bool);
 
 /// The topology section, when any input says which CPUs exist.
-pub fn build(docs: &[Doc]) -> Option<Section> {
+pub fn build(docs: &[Doc], timer_threshold_ns: u64) -> Option<Section> {
     let inspect = docs.iter().find_map(|d| match &d.body {
         Body::Inspect(h) => Some(h),
         _ => None,
@@ -59,7 +59,7 @@ pub fn build(docs: &[Doc]) -> Option<Section> {
         source = "the plan";
     }
 
-    let measured = measured_worst(docs);
+    let measured = measured_worst(docs, timer_threshold_ns);
     let mut groups: BTreeMap<String, BTreeMap<(i64, i64), Vec<GridCell>>> = BTreeMap::new();
     places.sort_by_key(|p| p.2);
     for (label, core, cpu, online) in places {
@@ -72,11 +72,15 @@ pub fn build(docs: &[Doc]) -> Option<Section> {
         } else {
             "unassigned"
         };
-        let note = measured.get(&cpu).map(|ns| fmt_ns(*ns)).unwrap_or_default();
+        let seen = measured.get(&cpu);
+        let note = seen.map(|(ns, _)| fmt_ns(*ns)).unwrap_or_default();
+        // Coloured by the worst latency too: at 252 CPUs one outlier must not look like the rest.
+        let verdict = seen.map(|(ns, thr)| if ns < thr { Verdict::Pass } else { Verdict::Fail });
         groups.entry(label).or_default().entry(core).or_default().push(GridCell {
             cpu,
             role: role.to_string(),
             note,
+            verdict,
         });
     }
     let grid = Grid {
@@ -98,15 +102,17 @@ pub fn build(docs: &[Doc]) -> Option<Section> {
     Some(Section::new("topology", "Topology", Vec::new(), vec![Block::Grid(grid)]))
 }
 
-/// Worst timer latency per CPU over every timer result.
-fn measured_worst(docs: &[Doc]) -> BTreeMap<usize, u64> {
+/// Worst timer latency per CPU over every timer result, with the threshold its run was
+/// judged against (the lowest, when several runs measured the CPU).
+fn measured_worst(docs: &[Doc], default_threshold_ns: u64) -> BTreeMap<usize, (u64, u64)> {
     let mut out = BTreeMap::new();
     for d in docs.iter().filter(|d| d.kind == crate::Kind::Result(results::Kind::Timer)) {
         let Body::Latency(r) = &d.body else { continue };
+        let thr = super::latency::threshold(r, default_threshold_ns);
         for t in r.threads.iter().filter(|t| t.stats.count > 0) {
             if let Some(cpu) = t.cpu {
-                let e = out.entry(cpu as usize).or_insert(0);
-                *e = (*e).max(t.stats.max_ns);
+                let e = out.entry(cpu as usize).or_insert((0, u64::MAX));
+                *e = (e.0.max(t.stats.max_ns), e.1.min(thr));
             }
         }
     }
