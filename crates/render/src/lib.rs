@@ -126,11 +126,11 @@ pub struct RenderOptions {
     pub runtime_class: Option<String>,
     /// RT kernel packages for the rpm-ostree override (`kernel-rt-core-….rpm` …).
     pub rt_packages: Vec<String>,
-    /// openshift: leave out what lowlat adds on purpose beyond NTO (`irqaffinity`,
-    /// `kthread_cpus`, `kernel.watchdog_cpumask`; `systemd.cpu_affinity` over every
-    /// non-isolated CPU), so the node gets NTO's settings (docs/commands/render.md, "Where
-    /// lowlat differs from NTO").
-    pub nto_exact: bool,
+    /// openshift: add what lowlat sets on purpose beyond NTO (`irqaffinity`, `kthread_cpus`,
+    /// `kernel.watchdog_cpumask`; `systemd.cpu_affinity` over the housekeeping CPUs only).
+    /// Off (the default), the node gets exactly NTO's settings (docs/commands/render.md,
+    /// "Where lowlat differs from NTO").
+    pub beyond_nto: bool,
 }
 
 impl Default for RenderOptions {
@@ -146,7 +146,7 @@ impl Default for RenderOptions {
             test_cpus: 0,
             runtime_class: None,
             rt_packages: vec![],
-            nto_exact: false,
+            beyond_nto: false,
         }
     }
 }
@@ -240,10 +240,10 @@ pub fn render(
             "explaining each argument goes with the cmdline target",
         ));
     }
-    if opts.nto_exact && target != Target::Openshift {
+    if opts.beyond_nto && target != Target::Openshift {
         return Err(input_error(
-            format!("--nto-exact does not apply to the {target} target"),
-            "--nto-exact goes with the openshift target",
+            format!("--beyond-nto does not apply to the {target} target"),
+            "--beyond-nto goes with the openshift target (every other target keeps lowlat's settings)",
         ));
     }
     if opts.input.is_some() && !target.takes_input() {
@@ -259,10 +259,9 @@ pub fn render(
         Target::Bls => boot::bls(plan, opts.input.as_ref())?,
         Target::RpmOstree => vec![boot::rpm_ostree(plan, &opts.rt_packages)],
         Target::Tuned => tuned::render(plan),
-        Target::Openshift if opts.nto_exact => {
-            openshift::render(&openshift::nto_exact(plan), &role(plan, opts))
-        }
-        Target::Openshift => openshift::render(plan, &role(plan, opts)),
+        Target::Openshift if opts.beyond_nto => openshift::render(plan, &role(plan, opts)),
+        // what the Node Tuning Operator would write; lowlat's extras only on request
+        Target::Openshift => openshift::render(&openshift::nto_settings(plan), &role(plan, opts)),
         Target::PerformanceProfile => {
             openshift::performance_profile_files(plan, opts.role.as_deref())
         }

@@ -431,11 +431,13 @@ pub fn apply_script(plan: &Plan, role: &str) -> String {
     )
 }
 
-/// The plan without lowlat's deliberate additions beyond NTO (`render openshift
-/// --nto-exact`): no `irqaffinity` (NTO leaves the boot-time IRQ mask alone and CRI-O moves
-/// IRQs per pod), no `kthread_cpus`, no `kernel.watchdog_cpumask`, and `systemd.cpu_affinity`
-/// over every non-isolated CPU as NTO writes it.
-pub fn nto_exact(plan: &Plan) -> Plan {
+/// The plan as the Node Tuning Operator would configure the node: without lowlat's deliberate
+/// additions beyond NTO, which `render openshift` leaves out unless `--beyond-nto` asks for
+/// them (docs/commands/render.md, "Where lowlat differs from NTO"): no `irqaffinity` (NTO
+/// leaves the boot-time IRQ mask alone and CRI-O moves IRQs per pod), no `kthread_cpus`, no
+/// `kernel.watchdog_cpumask`, and `systemd.cpu_affinity` over every non-isolated CPU as NTO
+/// writes it.
+pub fn nto_settings(plan: &Plan) -> Plan {
     let mut p = plan.clone();
     p.kernel_args.retain(|a| a.key != "irqaffinity" && a.key != "kthread_cpus");
     let not_isolated =

@@ -193,7 +193,13 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
                 plan.reserved.len()
             ));
         }
-        s.push_str("[scheduler]\n# ksoftirqd, rcuc and ktimers at SCHED_FIFO 11 (above stalld's boosts); TuneD moves no\n# IRQs and leaves the default IRQ mask alone: irqaffinity= sets it at boot and CRI-O's\n# irq-load-balancing annotation takes IRQs off a pod's CPUs (as NTO does)\nruntime=0\ngroup.ksoftirqd=0:f:11:*:ksoftirqd.*\ngroup.rcuc=0:f:11:*:rcuc.*\ngroup.ktimers=0:f:11:*:ktimers.*\ndefault_irq_smp_affinity=ignore\nirq_process=false\n\n");
+        // (`irqaffinity=` only with `render openshift --beyond-nto`)
+        let boot_mask = if plan.kernel_args.iter().any(|a| a.key == "irqaffinity") {
+            " irqaffinity= sets it at boot and"
+        } else {
+            ""
+        };
+        s.push_str(&format!("[scheduler]\n# ksoftirqd, rcuc and ktimers at SCHED_FIFO 11 (above stalld's boosts); TuneD moves no\n# IRQs and leaves the default IRQ mask alone:{boot_mask} CRI-O's\n# irq-load-balancing annotation takes IRQs off a pod's CPUs (as NTO does)\nruntime=0\ngroup.ksoftirqd=0:f:11:*:ksoftirqd.*\ngroup.rcuc=0:f:11:*:rcuc.*\ngroup.ktimers=0:f:11:*:ktimers.*\ndefault_irq_smp_affinity=ignore\nirq_process=false\n\n"));
     } else if plan.options.rt_kernel {
         s.push_str("[service]\nservice.stalld=start,enable\n\n");
     }

@@ -1,5 +1,7 @@
 //! Golden files: every target rendered for every fixture plan, compared byte for byte with
-//! `tests/golden/<case>/<target>/`. Regenerate with `UPDATE_GOLDEN=1 cargo test -p render`.
+//! `tests/golden/<case>/<target>/` (and `openshift --beyond-nto` in
+//! `tests/golden/<case>/openshift-beyond-nto/`). Regenerate with
+//! `UPDATE_GOLDEN=1 cargo test -p render`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -28,10 +30,15 @@ fn every_target_matches_its_golden_files() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let mut failures = vec![];
     for (case, plan) in common::cases() {
-        for (name, target) in Target::ALL {
+        let variants = Target::ALL.into_iter().map(|(name, t)| (name, t, options(t))).chain([(
+            "openshift-beyond-nto",
+            Target::Openshift,
+            RenderOptions { beyond_nto: true, ..RenderOptions::default() },
+        )]);
+        for (name, target, opts) in variants {
             let mut runs = vec![];
             for _ in 0..2 {
-                runs.push(render(&plan, target, &options(target)).unwrap());
+                runs.push(render(&plan, target, &opts).unwrap());
             }
             assert_eq!(runs[0], runs[1], "{case}/{name}: rendering twice differs");
             let mut files = runs.remove(0);

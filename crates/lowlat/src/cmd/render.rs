@@ -14,7 +14,8 @@ use crate::exit::ExitCode;
     after_help = "Targets: cmdline, grubby, grub, bls, rpm-ostree, tuned, openshift, performance-profile, \
 systemd, irqbalance, k8s-latency-test, cluster-rbac (no plan: what `lowlat cluster` needs, in --namespace).\nExamples:\n  lowlat render --plan plan.yaml cmdline --explain\n  \
 lowlat render --plan plan.yaml bls --input /boot/loader/entries/boot.conf\n  \
-lowlat render --plan plan.yaml openshift -o manifests/"
+lowlat render --plan plan.yaml openshift -o manifests/            # exactly NTO's settings\n  \
+lowlat render --plan plan.yaml openshift --beyond-nto -o manifests/  # plus lowlat's boot-time extras"
 )]
 pub struct Args {
     /// The plan file (`lowlat plan -o plan.yaml`); every target but cluster-rbac needs one.
@@ -58,9 +59,13 @@ pub struct Args {
     /// rpm-ostree: a kernel-rt RPM to install (repeat for core, modules, modules-extra).
     #[arg(long = "rt-package", value_name = "FILE.rpm")]
     pub rt_packages: Vec<String>,
-    /// openshift: exactly NTO's settings where lowlat deliberately adds more (no irqaffinity,
-    /// kthread_cpus or kernel.watchdog_cpumask; systemd.cpu_affinity as NTO writes it).
+    /// openshift: add lowlat's deliberate extras beyond what NTO writes (irqaffinity and
+    /// kthread_cpus on the boot line, kernel.watchdog_cpumask in the Tuned, systemd.cpu_affinity
+    /// over the housekeeping CPUs only); without it the node gets exactly NTO's settings.
     #[arg(long)]
+    pub beyond_nto: bool,
+    /// Accepted for old scripts: NTO's settings are now the default (see --beyond-nto).
+    #[arg(long, hide = true, conflicts_with = "beyond_nto")]
     pub nto_exact: bool,
     /// The rendered files as one JSON document (`{schema_version, kind: "render", target,
     /// files[] {name, executable, contents}}`), for programs; alone it goes to stdout instead
@@ -101,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         test_cpus: args.test_cpus,
         runtime_class: args.runtime_class,
         rt_packages: args.rt_packages,
-        nto_exact: args.nto_exact,
+        beyond_nto: args.beyond_nto,
     };
     opts.check()?;
     let rendered = match (&args.plan, args.target) {

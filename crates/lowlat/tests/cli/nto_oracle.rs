@@ -11,7 +11,9 @@
 //! Tuned, checked to be the Tuned lowlat renders now), the CRI-O drop-in, the RuntimeClass, and
 //! the MachineConfig's files and units. Every difference is named; each must be a documented
 //! deliberate one (`docs/commands/render.md`, "Where lowlat differs from NTO") or a listed open
-//! gap of issue 20. Needs neither Go, nor Python, nor the network.
+//! gap of issue 20. The default render is NTO's settings; `--beyond-nto` adds lowlat's
+//! documented extras and nothing else (`beyond_nto_adds_exactly_the_documented_extras`).
+//! Needs neither Go, nor Python, nor the network.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -32,14 +34,17 @@ fn oracle() -> PathBuf {
 
 use crate::support::lowlat;
 
-/// Differences lowlat keeps on purpose: (id prefix, the name `docs/commands/render.md` lists
-/// it under in "Where lowlat differs from NTO").
-const DELIBERATE: &[(&str, &str)] = &[
+/// Differences lowlat keeps on purpose in its default `render openshift` output: (id prefix,
+/// the name `docs/commands/render.md` lists it under in "Where lowlat differs from NTO").
+const DELIBERATE: &[(&str, &str)] = &[("tuned:cpu.force_latency", "idle-limit")];
+
+/// What `render openshift --beyond-nto` adds to NTO's settings (and nothing else): (id prefix,
+/// the name `docs/commands/render.md` lists it under). The default output has none of them.
+const BEYOND_NTO: &[(&str, &str)] = &[
     ("kernel-arg:irqaffinity", "irqaffinity"),
     ("kernel-arg:kthread_cpus", "kthread_cpus"),
     ("kernel-arg:systemd.cpu_affinity", "systemd.cpu_affinity"),
     ("tuned:sysctl.kernel.watchdog_cpumask", "kernel.watchdog_cpumask"),
-    ("tuned:cpu.force_latency", "idle-limit"),
 ];
 
 /// Differences that are open work of issue 20 (item 6, "missing pieces"): NTO writes them,
@@ -563,7 +568,7 @@ fn every_deliberate_difference_is_documented() {
         .split("### Where lowlat differs from NTO")
         .nth(1)
         .expect("docs/commands/render.md: a \"### Where lowlat differs from NTO\" section");
-    for (_, name) in DELIBERATE {
+    for (_, name) in DELIBERATE.iter().chain(BEYOND_NTO) {
         assert!(section.contains(&format!("**{name}**")), "render.md does not list **{name}**");
     }
 }
@@ -592,22 +597,98 @@ fn no_real_time_case_sets_a_sysctl_the_rt_kernel_lacks() {
     assert!(rt_cases >= 4, "{rt_cases} RT cases");
 }
 
+/// The TuneD profile of a rendered Tuned CR, without comment lines.
+fn tuned_profile_lines(tuned_text: &str) -> Vec<String> {
+    let cr = &yaml_docs(tuned_text)[0];
+    cr["spec"]["profile"][0]["data"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
-fn nto_exact_gives_ntos_boot_line() {
-    // `render openshift --nto-exact` turns the deliberate boot-line differences off: the node's
-    // boot line (MachineConfig + TuneD's) equals NTO's, key by key, in every case.
+fn beyond_nto_adds_exactly_the_documented_extras() {
+    // The default render is NTO's boot line (the main comparison shows no kernel-arg
+    // difference); `render openshift --beyond-nto` adds lowlat's deliberate extras and nothing
+    // else: the node's boot line (MachineConfig + TuneD's) differs from NTO's by irqaffinity,
+    // kthread_cpus and systemd.cpu_affinity only, and the Tuned profile by the
+    // kernel.watchdog_cpumask line only (so TuneD's evaluation of the default Tuned, committed
+    // as lowlat-eval.json, holds for its boot line too).
+    let extra_args: BTreeSet<&str> =
+        BEYOND_NTO.iter().filter_map(|(p, _)| p.strip_prefix("kernel-arg:")).collect();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
     for case in cases() {
         let dir = oracle().join("cases").join(&case.name);
-        let tmp = tempfile::tempdir().unwrap();
-        let ll = run_lowlat(&case, tmp.path(), &["--nto-exact"]);
+        let (tmp, tmp_beyond) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let default = run_lowlat(&case, tmp.path(), &[]);
+        let beyond = run_lowlat(&case, tmp_beyond.path(), &["--beyond-nto"]);
+        let ll_eval = json_file(&dir.join("lowlat-eval.json"));
         let nto = kernel_args(
             &nto_file(&dir, "_machineconfig.yaml"),
             &json_file(&dir.join("nto-eval.json")),
         );
-        let ours = kernel_args(&ll.machine_config, &json_file(&dir.join("lowlat-eval.json")));
-        assert_eq!(ours, nto, "{}: --nto-exact boot line", case.name);
-        assert!(!ll.tuned_text.contains("kernel.watchdog_cpumask"), "{}", case.name);
+        assert_eq!(
+            kernel_args(&default.machine_config, &ll_eval),
+            nto,
+            "{}: the default boot line is NTO's",
+            case.name
+        );
+        let ours = kernel_args(&beyond.machine_config, &ll_eval);
+        let differ: BTreeSet<&str> = nto
+            .keys()
+            .chain(ours.keys())
+            .filter(|k| nto.get(*k) != ours.get(*k))
+            .map(String::as_str)
+            .collect();
+        for k in &differ {
+            assert!(extra_args.contains(k), "{}: --beyond-nto changes {k}", case.name);
+            seen.insert(format!("kernel-arg:{k}"));
+        }
+        for k in ["irqaffinity", "kthread_cpus"] {
+            assert!(differ.contains(k), "{}: --beyond-nto does not add {k}", case.name);
+        }
+        // the Tuned profiles differ by exactly the watchdog line
+        let (d, b) =
+            (tuned_profile_lines(&default.tuned_text), tuned_profile_lines(&beyond.tuned_text));
+        assert!(!d.iter().any(|l| l.contains("kernel.watchdog_cpumask")), "{}", case.name);
+        let added: Vec<&String> = b.iter().filter(|l| !d.contains(l)).collect();
+        let removed: Vec<&String> = d.iter().filter(|l| !b.contains(l)).collect();
+        assert!(removed.is_empty(), "{}: --beyond-nto drops {removed:?}", case.name);
+        assert_eq!(added.len(), 1, "{}: --beyond-nto adds {added:?}", case.name);
+        assert!(
+            added[0].starts_with("kernel.watchdog_cpumask="),
+            "{}: --beyond-nto adds {added:?}",
+            case.name
+        );
+        seen.insert("tuned:sysctl.kernel.watchdog_cpumask".into());
+        // every other object is the default's
+        assert_eq!(beyond.kubelet_config, default.kubelet_config, "{}", case.name);
+        assert_eq!(beyond.runtime_class, default.runtime_class, "{}", case.name);
+        assert_eq!(
+            mc_contents(&beyond.machine_config),
+            mc_contents(&default.machine_config),
+            "{}",
+            case.name
+        );
     }
+    let never: Vec<&str> =
+        BEYOND_NTO.iter().map(|(p, _)| *p).filter(|p| !seen.contains(*p)).collect();
+    assert!(never.is_empty(), "--beyond-nto extras no case shows (remove them): {never:?}");
+}
+
+#[test]
+fn nto_exact_is_still_accepted_and_is_the_default() {
+    // `--nto-exact` (before `--beyond-nto` existed it turned the extras off) is kept, hidden,
+    // for old scripts: it gives the default output.
+    let case = cases().into_iter().next().unwrap();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let default = run_lowlat(&case, a.path(), &[]);
+    let old = run_lowlat(&case, b.path(), &["--nto-exact"]);
+    assert_eq!(old.machine_config, default.machine_config);
+    assert_eq!(old.tuned_text, default.tuned_text);
 }
 
 #[test]

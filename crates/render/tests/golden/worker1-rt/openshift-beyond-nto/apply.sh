@@ -1,0 +1,11 @@
+#!/bin/sh
+# lowlat plan `rt` for role worker-cnf: housekeeping 0-1,40-41, isolated 2-38,42-78, offline 39,79
+set -eu
+cd "$(dirname "$0")"
+oc apply -f 01-machineconfigpool.yaml
+oc apply -f 04-tuned.yaml
+oc apply -f 02-machineconfig.yaml
+oc apply -f 03-kubeletconfig.yaml
+oc apply -f 05-runtimeclass.yaml
+# move the node into the pool; the MachineConfigPool rolls it out and reboots the node
+oc label node 'worker1' 'node-role.kubernetes.io/worker-cnf='
