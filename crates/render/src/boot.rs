@@ -152,7 +152,11 @@ pub fn rpm_ostree(plan: &Plan, rt_packages: &[String]) -> OutFile {
         plan,
         "rpm-ostree kernel arguments (RHCOS / Fedora CoreOS / other ostree hosts)",
     ));
-    s.push_str("# On OpenShift prefer `lowlat render openshift` (MachineConfig kernelArguments / kernelType).\nset -eu\n");
+    s.push_str("# On OpenShift prefer `lowlat render openshift` (MachineConfig kernelArguments / kernelType).\n");
+    // The current and wanted lines are split into words unquoted (`for have in $current`):
+    // `-f` turns pathname expansion off, so an argument like `foo=*` or `a=[x]` stays itself
+    // instead of matching files in the current directory; IFS is the default, set explicitly.
+    s.push_str("set -euf\nIFS=' \t\n'\n");
     s.push_str(&format!("want={}\n", quote::sh(&want)));
     s.push_str(
         "current=$(rpm-ostree kargs)\nset --\nfor have in $current; do\n  key=${have%%=*}\n  for w in $want; do\n    if [ \"${w%%=*}\" = \"$key\" ]; then\n      case \" $want \" in *\" $have \"*) ;; *) set -- \"$@\" \"--delete=$have\" ;; esac\n      break\n    fi\n  done\ndone\nfor w in $want; do\n  case \" $current \" in *\" $w \"*) ;; *) set -- \"$@\" \"--append=$w\" ;; esac\ndone\nif [ $# -gt 0 ]; then\n  rpm-ostree kargs \"$@\"\nelse\n  echo 'lowlat: kernel arguments already in place' >&2\nfi\n",
