@@ -117,3 +117,178 @@ fn rpm_ostree_script_turns_pathname_expansion_off_before_any_split() {
     let f = s.find("set -euf").expect("set -f");
     assert!(f < s.find("$current").unwrap() && f < s.find("$want").unwrap(), "{s}");
 }
+
+/// `nohz=on nohz_full=1-3`: a plan with no isolcpus (the flag warnings have their own test).
+fn nohz_plan() -> Plan {
+    plan(&[("nohz", Some("on")), ("nohz_full", Some("1-3"))])
+}
+
+fn grub(p: &Plan, text: &str) -> Result<(String, Vec<String>), String> {
+    let input = ("/etc/default/grub".to_string(), text.to_string());
+    boot::grub_with_warnings(p, Some(&input))
+        .map(|(f, w)| (f.contents, w))
+        .map_err(|e| e.to_string())
+}
+
+fn bls(p: &Plan, text: &str) -> (String, Vec<String>) {
+    let input = ("/boot/loader/entries/a.conf".to_string(), text.to_string());
+    let (f, w) = boot::bls_with_warnings(p, Some(&input)).unwrap();
+    (f[0].contents.clone(), w)
+}
+
+/// `GRUB_CMDLINE_LINUX` as `sh` reads the file (what grub-mkconfig does).
+fn sourced(text: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("grub"), text).unwrap();
+    let out = Command::new("/bin/sh")
+        .args(["-c", ". ./grub; printf %s \"$GRUB_CMDLINE_LINUX\""])
+        .current_dir(tmp.path())
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The edit, checked against the shell: what `sh` reads from the input is what the editor
+/// read, and what it reads from the output is the expected line.
+fn grub_edit(p: &Plan, text: &str, want_line: &str) -> (String, Vec<String>) {
+    assert_eq!(
+        boot::grub_cmdline("g", text).unwrap().unwrap_or_default(),
+        sourced(text),
+        "the editor reads the input as sh does"
+    );
+    let (out, w) = grub(p, text).unwrap();
+    assert_eq!(sourced(&out), want_line, "{out}");
+    assert_eq!(boot::grub_cmdline("g", &out).unwrap().as_deref(), Some(want_line));
+    // A second run changes nothing.
+    assert_eq!(grub(p, &out).unwrap().0, out, "idempotent");
+    (out, w)
+}
+
+#[test]
+fn grub_value_on_continuation_lines_is_edited_whole() {
+    let text = "A=1\nGRUB_CMDLINE_LINUX=\"quiet \\\n  nohz=off \\\n  splash\"\nB=2\n";
+    let (out, w) = grub_edit(&nohz_plan(), text, "quiet nohz=on splash nohz_full=1-3");
+    assert_eq!(
+        out,
+        "A=1\n# lowlat: replaced nohz=off with the plan's values\nGRUB_CMDLINE_LINUX=\"quiet nohz=on splash nohz_full=1-3\"\nB=2\n"
+    );
+    assert!(w.is_empty(), "{w:?}");
+    // An unquoted continuation, and a single-quoted value spanning two lines.
+    let text = "GRUB_CMDLINE_LINUX=quiet\\\n\\ splash\nX=1\n";
+    let (out, _) = grub_edit(&nohz_plan(), text, "quiet splash nohz=on nohz_full=1-3");
+    assert_eq!(out, "GRUB_CMDLINE_LINUX=\"quiet splash nohz=on nohz_full=1-3\"\nX=1\n");
+    let text = "GRUB_CMDLINE_LINUX='quiet\nsplash'\n";
+    let (out, _) = grub_edit(&nohz_plan(), text, "quiet splash nohz=on nohz_full=1-3");
+    assert_eq!(out, "GRUB_CMDLINE_LINUX='quiet splash nohz=on nohz_full=1-3'\n");
+}
+
+#[test]
+fn grub_with_two_assignments_edits_the_last_one_the_shell_keeps() {
+    let text = "GRUB_CMDLINE_LINUX=\"old\"\nGRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX=\"rhgb nohz=off\"\n";
+    let (out, w) = grub_edit(&nohz_plan(), text, "rhgb nohz=on nohz_full=1-3");
+    assert!(out.starts_with("GRUB_CMDLINE_LINUX=\"old\"\nGRUB_TIMEOUT=5\n# lowlat: "), "{out}");
+    assert!(out.ends_with("GRUB_CMDLINE_LINUX=\"rhgb nohz=on nohz_full=1-3\"\n"), "{out}");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("on line 1 and again on line 3") && w[0].contains("line 3 was edited"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn grub_assignment_followed_by_a_comment_or_a_command_keeps_them() {
+    let text = "GRUB_CMDLINE_LINUX=\"quiet\" # keep me\n";
+    let (out, _) = grub_edit(&nohz_plan(), text, "quiet nohz=on nohz_full=1-3");
+    assert_eq!(out, "GRUB_CMDLINE_LINUX=\"quiet nohz=on nohz_full=1-3\" # keep me\n");
+    let text = "  export GRUB_CMDLINE_LINUX='quiet';   export X\n";
+    let (out, _) = grub_edit(&nohz_plan(), text, "quiet nohz=on nohz_full=1-3");
+    assert_eq!(out, "  export GRUB_CMDLINE_LINUX='quiet nohz=on nohz_full=1-3';   export X\n");
+    // No newline at the end of the file, and values with shell-special text.
+    let text = "GRUB_CMDLINE_LINUX=\"a=\\\"x y\\\" b=\\$z c=*\"";
+    let (out, _) = grub_edit(&nohz_plan(), text, "a=\"x y\" b=$z c=* nohz=on nohz_full=1-3");
+    assert_eq!(out, "GRUB_CMDLINE_LINUX=\"a=\\\"x y\\\" b=\\$z c=* nohz=on nohz_full=1-3\"\n");
+}
+
+#[test]
+fn grub_lines_the_editor_cannot_read_safely_are_refused_with_their_line() {
+    for (text, line, why) in [
+        ("A=1\nGRUB_CMDLINE_LINUX=\"quiet\" true\n", 2, "for that command only"),
+        ("GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX quiet\"\n", 1, "uses `$`"),
+        ("GRUB_CMDLINE_LINUX=`cat x`\n", 1, "uses `$` or a backquote"),
+        ("#\n[ -e /x ] && GRUB_CMDLINE_LINUX=quiet\n", 2, "inside another command"),
+        ("GRUB_CMDLINE_LINUX+=\" quiet\"\n", 1, "`+=`"),
+        ("GRUB_CMDLINE_LINUX=quiet && true\n", 1, "joined to a command by `&&`"),
+        ("GRUB_CMDLINE_LINUX=a; GRUB_CMDLINE_LINUX=b\n", 1, "set twice in one statement"),
+        ("A=1\n\nB='unclosed\nGRUB_CMDLINE_LINUX=x\n", 3, "never closed"),
+        ("GRUB_CMDLINE_LINUX='a=\"b c'\n", 1, "double quote open"),
+    ] {
+        let e = grub(&nohz_plan(), text).unwrap_err();
+        assert!(e.contains(&format!("/etc/default/grub line {line}: ")), "{text:?}: {e}");
+        assert!(e.contains(why), "{text:?}: {e}");
+        assert!(e.contains("simplify that line by hand"), "{e}");
+    }
+}
+
+#[test]
+fn grub_without_an_assignment_appends_one_even_after_a_continuation() {
+    let (out, _) = grub(&nohz_plan(), "A=\"x\" \\\n").unwrap();
+    assert_eq!(sourced(&out), "nohz=on nohz_full=1-3");
+    assert_eq!(out, "A=\"x\" \\\n\nGRUB_CMDLINE_LINUX=\"nohz=on nohz_full=1-3\"\n");
+    let (out, _) = grub(&nohz_plan(), "A=1").unwrap();
+    assert_eq!(out, "A=1\nGRUB_CMDLINE_LINUX=\"nohz=on nohz_full=1-3\"\n");
+}
+
+#[test]
+fn bls_with_two_options_lines_edits_the_line_the_loader_joins() {
+    let text =
+        "title t\noptions root=/dev/sda1 nohz=off\nlinux /vmlinuz\noptions quiet nohz_full=5\n";
+    let (out, w) = bls(&nohz_plan(), text);
+    assert_eq!(
+        out,
+        "title t\n# lowlat: replaced nohz=off nohz_full=5 with the plan's values\noptions root=/dev/sda1 nohz=on\nlinux /vmlinuz\noptions quiet nohz_full=1-3\n"
+    );
+    assert!(w.is_empty());
+    assert_eq!(boot::bls_cmdline(&out), "root=/dev/sda1 nohz=on quiet nohz_full=1-3");
+    // New arguments go at the end of the last line; a line left with only duplicates goes.
+    let text = "options a nohz=on\noptions nohz=off nohz=on\noptions b\n";
+    let (out, _) = bls(&nohz_plan(), text);
+    assert_eq!(
+        out,
+        "# lowlat: replaced nohz=off with the plan's values\noptions a nohz=on\noptions b nohz_full=1-3\n"
+    );
+    assert_eq!(bls(&nohz_plan(), &out).0, out, "idempotent");
+}
+
+#[test]
+fn bls_isolcpus_domain_isolation_dropped_by_the_plan_is_said_loudly() {
+    // Seed 003: `isolcpus=2` (no flags: domain isolation); the plan asks managed_irq only.
+    let p = plan(&[("isolcpus", Some("managed_irq,1-3")), ("nohz", Some("on"))]);
+    let text = "title t\noptions root=/dev/sda1 isolcpus=2\n";
+    let (out, w) = bls(&p, text);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with("/boot/loader/entries/a.conf line 2: `isolcpus=2` is replaced by the plan's `isolcpus=managed_irq,1-3`, which drops the `domain` isolation flag (no flag means `domain`)"), "{w:?}");
+    assert!(w[0].contains("lowlat plan --isolcpus-domain"), "{w:?}");
+    let said = w[0].split_once(": ").unwrap().1;
+    assert!(out.contains(&format!("\n# lowlat: WARNING: {said}\n")), "{out}");
+    assert!(out.ends_with("options root=/dev/sda1 isolcpus=managed_irq,1-3 nohz=on\n"), "{out}");
+    // A second run: the warning is in the file once, the line unchanged.
+    let (again, w) = bls(&p, &out);
+    assert_eq!(again, out);
+    assert!(w.is_empty());
+    // Flags the plan keeps: nothing to say.
+    for old in ["isolcpus=managed_irq,2", "isolcpus=1-3"] {
+        let p = plan(&[(
+            "isolcpus",
+            Some(if old == "isolcpus=1-3" { "domain,managed_irq,1-3" } else { "managed_irq,1-3" }),
+        )]);
+        let (_, w) = bls(&p, &format!("options {old}\n"));
+        assert!(w.is_empty(), "{old}: {w:?}");
+    }
+    // The same rule in /etc/default/grub.
+    let (out, w) = grub(&p, "GRUB_CMDLINE_LINUX=\"isolcpus=nohz,domain,2\"\n").unwrap();
+    assert!(w[0].contains("drops the `domain`, `nohz` isolation flags"), "{w:?}");
+    assert!(w[0].starts_with("/etc/default/grub line 1: "), "{w:?}");
+    assert!(out.starts_with("# lowlat: WARNING: `isolcpus=nohz,domain,2` is replaced"), "{out}");
+}
