@@ -292,3 +292,172 @@ fn bls_isolcpus_domain_isolation_dropped_by_the_plan_is_said_loudly() {
     assert!(w[0].starts_with("/etc/default/grub line 1: "), "{w:?}");
     assert!(out.starts_with("# lowlat: WARNING: `isolcpus=nohz,domain,2` is replaced"), "{out}");
 }
+
+mod props {
+    //! The editors' invariants on generated files (the fuzz target `boot_editors` checks the
+    //! same on arbitrary bytes): no panic; a refusal names its line; an edit re-parses, holds
+    //! each of the plan's arguments exactly once (no other value of its key), keeps every
+    //! other argument in order, and a second edit changes nothing.
+    use super::*;
+    use proptest::prelude::*;
+    use render::cmdline::tokens;
+
+    fn key(t: &str) -> &str {
+        t.split_once('=').map_or(t, |(k, _)| k)
+    }
+
+    fn the_plan() -> Plan {
+        plan(&[
+            ("nohz", Some("on")),
+            ("nohz_full", Some("1-3")),
+            ("isolcpus", Some("managed_irq,1-3")),
+            ("nosmt", None),
+        ])
+    }
+
+    fn planned_key(k: &str) -> bool {
+        ["nohz", "nohz_full", "isolcpus", "nosmt", "noht"].contains(&k)
+    }
+
+    fn check_line(p: &Plan, before: &str, after: &str) -> Result<(), TestCaseError> {
+        let got = tokens(after);
+        for a in &p.kernel_args {
+            let t = a.token();
+            prop_assert_eq!(got.iter().filter(|g| **g == t).count(), 1, "{} in {:?}", t, after);
+        }
+        let others: Vec<&String> = got.iter().filter(|g| !planned_key(key(g))).collect();
+        // The editors read control characters as the kernel does: spaces.
+        let before: String = before.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let kept: Vec<String> =
+            tokens(&before).into_iter().filter(|g| !planned_key(key(g))).collect();
+        prop_assert_eq!(others.len(), got.len() - p.kernel_args.len(), "{:?}", after);
+        prop_assert_eq!(others, kept.iter().collect::<Vec<_>>());
+        Ok(())
+    }
+
+    pub(crate) fn check_grub(p: &Plan, text: &str) -> Result<(), TestCaseError> {
+        let input = ("g".to_string(), text.to_string());
+        match boot::grub_with_warnings(p, Some(&input)) {
+            Err(e) => {
+                let e = e.to_string();
+                prop_assert!(e.starts_with("g line "), "{}", e);
+                prop_assert!(boot::grub_cmdline("g", text).is_err(), "refused but readable");
+            }
+            Ok((f, _)) => {
+                let before = boot::grub_cmdline("g", text).unwrap().unwrap_or_default();
+                let after = boot::grub_cmdline("g", &f.contents);
+                prop_assert!(after.is_ok(), "{:?} does not re-parse: {:?}", f.contents, after);
+                let after = after.unwrap().unwrap_or_default();
+                check_line(p, &before, &after)?;
+                let again = boot::grub(p, Some(&("g".to_string(), f.contents.clone())));
+                prop_assert_eq!(again.unwrap().contents, f.contents);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_bls(p: &Plan, text: &str) -> Result<(), TestCaseError> {
+        let input = ("e.conf".to_string(), text.to_string());
+        match boot::bls_with_warnings(p, Some(&input)) {
+            Err(e) => {
+                let e = e.to_string();
+                prop_assert!(
+                    e.contains("does not look like a boot loader entry")
+                        || e.contains("e.conf line "),
+                    "{}",
+                    e
+                );
+            }
+            Ok((f, _)) => {
+                let after = boot::bls_cmdline(&f[0].contents);
+                check_line(p, &boot::bls_cmdline(text), &after)?;
+                let again = boot::bls(p, Some(&("e.conf".to_string(), f[0].contents.clone())));
+                prop_assert_eq!(&again.unwrap()[0].contents, &f[0].contents);
+                prop_assert_eq!(&f[1].contents, text);
+            }
+        }
+        Ok(())
+    }
+
+    fn token() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("quiet".to_string()),
+            Just("isolcpus=2".to_string()),
+            Just("isolcpus=domain,5".to_string()),
+            Just("nohz=off".to_string()),
+            Just("nohz=on".to_string()),
+            Just("nohz_full=5".to_string()),
+            Just("noht".to_string()),
+            Just("nosmt".to_string()),
+            Just("foo=*".to_string()),
+            Just("a=[x]".to_string()),
+            Just("b=\"x y\"".to_string()),
+            "[a-z_]{1,6}(=[a-z0-9,*?]{0,4})?",
+        ]
+    }
+
+    fn grub_line() -> impl Strategy<Value = String> {
+        (0..12usize, prop::collection::vec(token(), 0..6)).prop_map(|(kind, toks)| {
+            let line = toks.join(" ");
+            let dq = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"").replace('$', "\\$");
+            let half = toks.len() / 2;
+            match kind {
+                0 => format!("GRUB_CMDLINE_LINUX=\"{}\"", dq(&line)),
+                1 => format!("GRUB_CMDLINE_LINUX='{line}'"),
+                2 => format!(
+                    "GRUB_CMDLINE_LINUX=\"{} \\\n  {}\"",
+                    dq(&toks[..half].join(" ")),
+                    dq(&toks[half..].join(" "))
+                ),
+                3 => format!("export GRUB_CMDLINE_LINUX=\"{}\"; export X", dq(&line)),
+                4 => format!("GRUB_CMDLINE_LINUX=\"{}\" # c {line}", dq(&line)),
+                5 => format!("# GRUB_CMDLINE_LINUX=\"{line}\""),
+                6 => "GRUB_TIMEOUT=5".to_string(),
+                7 => String::new(),
+                8 => format!("X=\"multi\n{}\"", dq(&line)),
+                9 => format!(
+                    "GRUB_CMDLINE_LINUX={}",
+                    toks.iter()
+                        .map(|t| t.chars().map(|c| format!("\\{c}")).collect::<String>())
+                        .collect::<Vec<_>>()
+                        .join("\\ ")
+                ),
+                10 => format!("GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX {}\"", dq(&line)),
+                _ => format!("GRUB_CMDLINE_LINUX='{line}' \\\n  ; true"),
+            }
+        })
+    }
+
+    fn bls_line() -> impl Strategy<Value = String> {
+        (0..5usize, prop::collection::vec(token(), 0..6)).prop_map(|(kind, toks)| {
+            let line = toks.join(" ");
+            match kind {
+                0 | 1 => format!("options {line}"),
+                2 => "title x".to_string(),
+                3 => "linux /vmlinuz".to_string(),
+                _ => format!("# options {line}"),
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        #[test]
+        fn grub_edits_keep_the_invariants(lines in prop::collection::vec(grub_line(), 0..6)) {
+            check_grub(&the_plan(), &lines.join("\n"))?;
+            check_grub(&the_plan(), &(lines.join("\n") + "\n"))?;
+        }
+
+        #[test]
+        fn bls_edits_keep_the_invariants(lines in prop::collection::vec(bls_line(), 0..6)) {
+            check_bls(&the_plan(), &lines.join("\n"))?;
+        }
+
+        #[test]
+        fn arbitrary_text_never_breaks_the_editors(text in "(?s).{0,300}") {
+            check_grub(&the_plan(), &text)?;
+            check_bls(&the_plan(), &text)?;
+        }
+    }
+}
