@@ -280,7 +280,7 @@ pub fn grub_cmdline(name: &str, text: &str) -> Result<Option<String>, RenderErro
 
 /// The kernel command line a BLS entry gives: its `options` lines joined by spaces.
 pub fn bls_cmdline(text: &str) -> String {
-    text.lines()
+    text.split_terminator('\n')
         .filter(|l| is_options(l))
         .map(|l| l.trim_start()["options".len()..].trim())
         .filter(|v| !v.is_empty())
@@ -326,7 +326,9 @@ pub fn bls_with_warnings(
         ));
     }
     let base = name.rsplit('/').next().unwrap_or(name).to_string();
-    let lines: Vec<&str> = text.lines().collect();
+    // Split at `\n` only: a line's `\r` (CRLF, or a lone one) stays as it was, so a second
+    // run reads what the first wrote.
+    let lines: Vec<&str> = text.split_terminator('\n').collect();
     let at: Vec<usize> = (0..lines.len()).filter(|&i| is_options(lines[i])).collect();
     let values: Vec<String> =
         at.iter().map(|&i| one_line(&lines[i].trim_start()["options".len()..])).collect();

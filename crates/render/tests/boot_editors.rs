@@ -259,6 +259,12 @@ fn bls_with_two_options_lines_edits_the_line_the_loader_joins() {
         "# lowlat: replaced nohz=off with the plan's values\noptions a nohz=on\noptions b nohz_full=1-3\n"
     );
     assert_eq!(bls(&nohz_plan(), &out).0, out, "idempotent");
+    // Found by the fuzz target: a lone `\r` at the end stays, a second run changes nothing.
+    let (out, _) = bls(&nohz_plan(), "titleA\r");
+    assert_eq!(out, "titleA\r\noptions nohz=on nohz_full=1-3\n");
+    assert_eq!(bls(&nohz_plan(), &out).0, out, "idempotent");
+    let (out, _) = bls(&nohz_plan(), "title a\r\noptions q\r\n");
+    assert_eq!(out, "title a\r\noptions q nohz=on nohz_full=1-3\n");
 }
 
 #[test]
