@@ -175,7 +175,7 @@ fn grub_assignments(name: &str, text: &str) -> Result<(Vec<Assignment>, bool), R
                 ));
             }
         } else if tail.starts_with(['&', '|']) {
-            return Err(refuse(name, s.line, format!("`{GRUB_VAR}=…` is joined to a command by `{}` (it may run in a subshell, or not at all)", &tail[..tail.len().min(2)])));
+            return Err(refuse(name, s.line, format!("`{GRUB_VAR}=…` is joined to a command by `{}` (it may run in a subshell, or not at all)", tail.chars().take_while(|c| matches!(c, '&' | '|')).take(2).collect::<String>())));
         } else if !tail.is_empty() {
             return Err(refuse(name, s.line, format!("a command follows `{GRUB_VAR}=…` on the same line (`{}`): the shell then sets {GRUB_VAR} for that command only; put the command after a `;` or on its own line", quote::comment(tail.split_whitespace().next().unwrap_or(tail)))));
         }

@@ -220,6 +220,8 @@ fn grub_lines_the_editor_cannot_read_safely_are_refused_with_their_line() {
         ("#\n[ -e /x ] && GRUB_CMDLINE_LINUX=quiet\n", 2, "inside another command"),
         ("GRUB_CMDLINE_LINUX+=\" quiet\"\n", 1, "`+=`"),
         ("GRUB_CMDLINE_LINUX=quiet && true\n", 1, "joined to a command by `&&`"),
+        // Found by the fuzz target: a multi-byte character right after the operator.
+        ("GRUB_CMDLINE_LINUX=x&\u{10fc0f}\n", 1, "joined to a command by `&`"),
         ("GRUB_CMDLINE_LINUX=a; GRUB_CMDLINE_LINUX=b\n", 1, "set twice in one statement"),
         ("A=1\n\nB='unclosed\nGRUB_CMDLINE_LINUX=x\n", 3, "never closed"),
         ("GRUB_CMDLINE_LINUX='a=\"b c'\n", 1, "double quote open"),
