@@ -69,40 +69,62 @@ fn same_meaning(existing: &str, planned: &str) -> bool {
 /// replaced where it stood (later duplicates dropped); the plan's remaining arguments are
 /// appended in plan order. Returns the new line and the replaced tokens.
 pub fn merge(existing: &str, plan: &Plan) -> (String, Vec<String>) {
+    let (mut lines, replaced) = merge_lines(&[existing], plan);
+    (lines.remove(0), replaced)
+}
+
+/// [`merge`] over a command line held in several lines that are read as one, joined by
+/// spaces (a BLS entry's `options` lines): each line keeps its other tokens, the first
+/// token of a key the plan sets is replaced where it stood and the later ones dropped, and
+/// the plan's remaining arguments go at the end of the last line. Returns one line per
+/// input line (one line for no input) and the replaced tokens.
+pub fn merge_lines(existing: &[&str], plan: &Plan) -> (Vec<String>, Vec<String>) {
     let planned: Vec<String> = plan.kernel_args.iter().map(KernelArg::token).collect();
     let plan_has_hugepages =
         plan.kernel_args.iter().any(|a| HUGEPAGE_KEYS.contains(&a.key.as_str()));
-    let mut out: Vec<String> = vec![];
+    let mut lines: Vec<Vec<String>> = vec![];
     let mut placed = vec![false; planned.len()];
     let mut replaced = vec![];
-    for tok in tokens(existing) {
-        let k = key(&tok);
-        if plan_has_hugepages && HUGEPAGE_KEYS.contains(&k) {
-            replaced.push(tok.clone());
-            continue;
-        }
-        let hit = planned.iter().enumerate().find(|(_, p)| same_meaning(k, key(p)));
-        match hit {
-            Some((i, p)) => {
-                if !placed[i] {
-                    if &tok != p {
+    for l in existing.iter().copied().chain(existing.is_empty().then_some("")) {
+        let mut out: Vec<String> = vec![];
+        for tok in tokens(l) {
+            let k = key(&tok);
+            if plan_has_hugepages && HUGEPAGE_KEYS.contains(&k) {
+                replaced.push(tok.clone());
+                continue;
+            }
+            let hit = planned.iter().enumerate().find(|(_, p)| same_meaning(k, key(p)));
+            match hit {
+                Some((i, p)) => {
+                    if !placed[i] {
+                        if &tok != p {
+                            replaced.push(tok.clone());
+                        }
+                        out.push(p.clone());
+                        placed[i] = true;
+                    } else if &tok != p {
                         replaced.push(tok.clone());
                     }
-                    out.push(p.clone());
-                    placed[i] = true;
-                } else if &tok != p {
-                    replaced.push(tok.clone());
                 }
+                None => out.push(tok),
             }
-            None => out.push(tok),
+        }
+        lines.push(out);
+    }
+    if let Some(last) = lines.last_mut() {
+        for (i, p) in planned.iter().enumerate() {
+            if !placed[i] {
+                last.push(p.clone());
+            }
         }
     }
-    for (i, p) in planned.iter().enumerate() {
-        if !placed[i] {
-            out.push(p.clone());
-        }
-    }
-    (out.join(" "), replaced)
+    (lines.into_iter().map(|l| l.join(" ")).collect(), replaced)
+}
+
+/// Whether `cmdline` leaves a double quote open: the kernel would read everything after
+/// it, the arguments an editor appends included, as one argument.
+pub fn unclosed_quote(cmdline: &str) -> bool {
+    cmdline.chars().filter(|&c| c == '"').count() % 2 == 1
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod misc;
 pub mod openshift;
 pub mod quote;
 pub mod rbac;
+mod shfile;
 pub mod tuned;
 pub mod yaml;
 
@@ -270,6 +271,23 @@ pub fn render(
         Target::K8sLatencyTest => k8s::render(plan, opts, &role(plan, opts)),
         Target::ClusterRbac => rbac::render(opts),
     })
+}
+
+/// [`render`] and the warnings an edit of the user's file gives (`grub` and `bls` with
+/// `--input`: an `isolcpus=` losing flags, a dead `GRUB_CMDLINE_LINUX` line): shown on
+/// stderr by the CLI, and written into the edited file as `# lowlat:` comments too.
+pub fn render_with_warnings(
+    plan: &Plan,
+    target: Target,
+    opts: &RenderOptions,
+) -> Result<(Vec<OutFile>, Vec<String>), RenderError> {
+    match target {
+        Target::Grub if !opts.explain => {
+            boot::grub_with_warnings(plan, opts.input.as_ref()).map(|(f, w)| (vec![f], w))
+        }
+        Target::Bls if !opts.explain => boot::bls_with_warnings(plan, opts.input.as_ref()),
+        _ => Ok((render(plan, target, opts)?, vec![])),
+    }
 }
 
 /// The render as one text for a terminal: a lone file as it is, several each under a

@@ -111,7 +111,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     opts.check()?;
     let rendered = match (&args.plan, args.target) {
         (_, Target::ClusterRbac) => render::rbac::render(&opts),
-        (Some(p), target) => render::render(&plan::Plan::load(p)?, target, &opts)?,
+        (Some(p), target) => {
+            let (files, warnings) =
+                render::render_with_warnings(&plan::Plan::load(p)?, target, &opts)?;
+            // What an edit of the user's file changed beyond the plan's values, said before
+            // anything is written (the edited file carries the same lines as comments).
+            for w in warnings {
+                eprintln!("lowlat: warning: {w}");
+            }
+            files
+        }
         (None, target) => {
             return Err(crate::exit::usage(format!(
                 "the {target} target needs --plan FILE (`lowlat plan -o plan.yaml`)"

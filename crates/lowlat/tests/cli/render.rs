@@ -68,8 +68,14 @@ fn bls_entry_patched_in_place_with_backup() {
         .arg(&entry)
         .assert()
         .success()
-        .stdout(predicate::str::contains("patched"));
+        .stdout(predicate::str::contains("patched"))
+        // Seed 003's `isolcpus=2` is domain isolation; the plan's managed_irq drops it: said
+        // on stderr and in the entry (issue 21, item 11).
+        .stderr(predicate::str::contains("lowlat: warning: ").and(predicate::str::contains(
+            "`isolcpus=2` is replaced by the plan's `isolcpus=managed_irq,2-39,42-79`, which drops the `domain` isolation flag",
+        )).and(predicate::str::contains("lowlat plan --isolcpus-domain")));
     let patched = std::fs::read_to_string(&entry).unwrap();
+    assert!(patched.contains("\n# lowlat: WARNING: "), "{patched}");
     assert!(patched.contains("options LABEL=boot isolcpus=managed_irq,2-39,42-79 irqaffinity=0-1,40-41 rcu_nocbs=2-39,42-79 nohz=on nohz_full=2-39,42-79 noht console=ttyS0,115200 skew_tick=1"), "{patched}");
     assert_eq!(std::fs::read_to_string(dir.path().join("boot.conf.lowlat-bak")).unwrap(), original);
     // A second run patches the patched entry and keeps the first backup: the original.
@@ -82,6 +88,10 @@ fn bls_entry_patched_in_place_with_backup() {
         .success()
         .stdout(predicate::str::contains("the first one, kept"));
     assert_eq!(std::fs::read_to_string(&entry).unwrap(), patched, "idempotent");
+    assert!(
+        !patched.lines().any(|l| l.starts_with("options") && l.contains("isolcpus=2 ")),
+        "{patched}"
+    );
     assert_eq!(std::fs::read_to_string(dir.path().join("boot.conf.lowlat-bak")).unwrap(), original);
     lowlat()
         .args(["render", "--plan"])
@@ -477,4 +487,40 @@ fn built_in_pools_are_not_redefined() {
         .assert()
         .success();
     assert!(out.join("01-machineconfigpool.yaml").exists());
+}
+
+#[test]
+fn grub_input_the_editor_cannot_read_safely_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_plan(dir.path());
+    let grub = dir.path().join("grub");
+    let original = "GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX=\"quiet\" true\n";
+    std::fs::write(&grub, original).unwrap();
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["grub", "--input"])
+        .arg(&grub)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains(format!("{} line 2: ", grub.display()))
+                .and(predicate::str::contains("for that command only")),
+        );
+    assert_eq!(std::fs::read_to_string(&grub).unwrap(), original);
+    // Two assignments: the last, the one the shell keeps, is edited, with a warning.
+    std::fs::write(&grub, "GRUB_CMDLINE_LINUX=\"a\"\nGRUB_CMDLINE_LINUX=\"b\" # c\n").unwrap();
+    lowlat()
+        .args(["render", "--plan"])
+        .arg(&plan)
+        .args(["grub", "--input"])
+        .arg(&grub)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("line 2 was edited"))
+        .stdout(
+            predicate::str::starts_with("GRUB_CMDLINE_LINUX=\"a\"\n")
+                .and(predicate::str::contains("GRUB_CMDLINE_LINUX=\"b skew_tick=1 "))
+                .and(predicate::str::ends_with("\" # c\n")),
+        );
 }

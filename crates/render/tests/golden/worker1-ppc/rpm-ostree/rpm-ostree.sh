@@ -2,7 +2,9 @@
 # lowlat plan `performance` for worker1: rpm-ostree kernel arguments (RHCOS / Fedora CoreOS / other ostree hosts)
 # housekeeping 0,2,40,42, isolated 1,3-39,41,43-79
 # On OpenShift prefer `lowlat render openshift` (MachineConfig kernelArguments / kernelType).
-set -eu
+set -euf
+IFS=' 	
+'
 want='skew_tick=1 tsc=reliable rcupdate.rcu_normal_after_boot=1 nohz=on nohz_full=1,3-39,41,43-79 rcu_nocbs=1,3-39,41,43-79 isolcpus=managed_irq,1,3-39,41,43-79 irqaffinity=0,2,40,42 kthread_cpus=0,2,40,42 systemd.cpu_affinity=0,2,40,42 nosoftlockup intel_iommu=on iommu=pt rcutree.kthread_prio=11 intel_pstate=disable'
 current=$(rpm-ostree kargs)
 set --

@@ -2,7 +2,9 @@
 # lowlat plan `rt` for worker1: rpm-ostree kernel arguments (RHCOS / Fedora CoreOS / other ostree hosts)
 # housekeeping 0-1,40-41, isolated 2-38,42-78, offline 39,79
 # On OpenShift prefer `lowlat render openshift` (MachineConfig kernelArguments / kernelType).
-set -eu
+set -euf
+IFS=' 	
+'
 want='skew_tick=1 tsc=reliable rcupdate.rcu_normal_after_boot=1 nohz=on nohz_full=2-38,42-78 rcu_nocbs=2-38,42-78 isolcpus=managed_irq,2-38,42-78 irqaffinity=0-1,40-41 kthread_cpus=0-1,40-41 systemd.cpu_affinity=0,1,40,41 nosoftlockup nmi_watchdog=0 mce=off intel_iommu=on iommu=pt rcutree.kthread_prio=11 intel_pstate=disable default_hugepagesz=1G hugepagesz=1G hugepages=16 hugepagesz=2M hugepages=0'
 current=$(rpm-ostree kargs)
 set --

@@ -2,7 +2,9 @@
 # lowlat plan `lowlat` for worker2: rpm-ostree kernel arguments (RHCOS / Fedora CoreOS / other ostree hosts)
 # housekeeping 0, isolated 1-23
 # On OpenShift prefer `lowlat render openshift` (MachineConfig kernelArguments / kernelType).
-set -eu
+set -euf
+IFS=' 	
+'
 want='skew_tick=1 tsc=reliable rcupdate.rcu_normal_after_boot=1 nohz=on nohz_full=1-23 rcu_nocbs=1-23 isolcpus=managed_irq,1-23 irqaffinity=0 kthread_cpus=0 systemd.cpu_affinity=0 intel_iommu=on iommu=pt intel_pstate=disable'
 current=$(rpm-ostree kargs)
 set --
