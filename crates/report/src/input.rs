@@ -21,6 +21,9 @@ pub enum Error {
     },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
+    /// Over the size bound, or not text (`results::input`).
+    #[error(transparent)]
+    Input(#[from] results::input::InputError),
     /// A plan file that does not read (the message names the file).
     #[error(transparent)]
     Plan(#[from] plan::PlanError),
@@ -236,10 +239,16 @@ impl Doc {
 
     /// Read and parse a file: a lowlat JSON document or plan file, or a cyclictest / oslat
     /// output (text or `--json`) or fio output (text, JSON or both), converted by the
-    /// `results` importers.
+    /// `results` importers. A file over [`results::input::MAX_INPUT_BYTES`] is refused before
+    /// it is read (parsing takes ~16x a file's size in memory).
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Read { path: path.display().to_string(), source: e })?;
+        let text = match results::input::read_text(path) {
+            Ok(t) => t,
+            Err(results::input::InputError::Read { path, source }) => {
+                return Err(Error::Read { path, source })
+            }
+            Err(e) => return Err(e.into()),
+        };
         Self::parse_any(&path.display().to_string(), &text)
     }
 
@@ -444,6 +453,23 @@ pub fn value_text(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Issue 21, item 9: a 105 MB result took 1.6 GB to report. A file over the bound is
+    /// refused before it is read, naming the file, its size and the limit (a sparse file here:
+    /// nothing is written to disk).
+    #[test]
+    fn a_result_over_the_size_bound_is_refused_before_it_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("huge.json");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(results::input::MAX_INPUT_BYTES + 1).unwrap();
+        let e = Doc::load(&p).unwrap_err();
+        let m = e.to_string();
+        assert!(matches!(e, Error::Input(_)), "{m}");
+        assert!(m.contains(&p.display().to_string()) && m.contains("67108865 bytes"), "{m}");
+        assert!(m.contains("64 MiB") && m.contains("limit"), "{m}");
+        assert!(matches!(Doc::load(&d.path().join("missing.json")), Err(Error::Read { .. })));
+    }
+
     use super::*;
 
     #[test]
