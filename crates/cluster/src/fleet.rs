@@ -542,22 +542,7 @@ async fn gather(
         .logs(name, &params)
         .await
         .map_err(|e| format!("reading the log of pod {name}: {e}"))?;
-    let target = out.join(dir);
-    std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
-    // Keep the pod's own log lines (progress, warnings) beside the results.
-    let progress: String = match log.find(bundle::BEGIN) {
-        Some(i) => log[..i].to_string(),
-        None => log.clone(),
-    };
-    let _ = std::fs::write(target.join("pod.log"), progress.as_bytes());
-    let bytes = bundle::extract(&log).map_err(|e| {
-        let tail: Vec<&str> = progress.lines().rev().take(5).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        format!("{e}; last log lines: {}", tail.join(" | "))
-    })?;
-    let mut files = bundle::unpack(&bytes, &target).map_err(|e| e.to_string())?;
-    files.push("pod.log".into());
-    files.sort();
+    let files = bundle::receive(&log, &out.join(dir))?;
     Ok((dir.to_string(), files))
 }
 

@@ -21,6 +21,9 @@ pub enum Error {
     },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
+    /// Over the size bound, or not text (`results::input`).
+    #[error(transparent)]
+    Input(#[from] results::input::InputError),
     /// A plan file that does not read (the message names the file).
     #[error(transparent)]
     Plan(#[from] plan::PlanError),
@@ -221,6 +224,9 @@ impl Doc {
                 body: Body::Watch(samples),
             });
         }
+        if let Some(doc) = Self::parse_result_direct(source, text) {
+            return Ok(doc);
+        }
         let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse {
             path: source.to_string(),
             message: format!("{e} (expected a lowlat result file in JSON)"),
@@ -234,12 +240,43 @@ impl Doc {
         Ok(Self::from_value(source, value))
     }
 
+    /// A measurement result read straight into its type, without the `Value` tree in between
+    /// (the tree took ~16x the file in memory; issue 21, item 9): the `kind` field is read
+    /// first by a pass that keeps nothing else. `None` (the caller takes the `Value` path, and
+    /// its messages) for anything else, or when the direct read fails.
+    fn parse_result_direct(source: &str, text: &str) -> Option<Self> {
+        use results::Kind as R;
+        #[derive(serde::Deserialize)]
+        struct Probe {
+            #[serde(default)]
+            kind: Option<String>,
+        }
+        fn direct<T: DeserializeOwned>(text: &str, wrap: fn(T) -> Body) -> Option<Body> {
+            serde_json::from_str(text).ok().map(wrap)
+        }
+        let kind = Kind::named(&serde_json::from_str::<Probe>(text).ok()?.kind?);
+        let body = match &kind {
+            Kind::Result(R::Timer | R::Noise) => direct(text, |r| Body::Latency(Box::new(r))),
+            Kind::Result(R::Ticks) => direct(text, |r| Body::Ticks(Box::new(r))),
+            Kind::Result(R::Fsync) => direct(text, |r| Body::Fsync(Box::new(r))),
+            Kind::Result(R::Etcd) => direct(text, |r| Body::Etcd(Box::new(r))),
+            _ => None,
+        }?;
+        Some(Self { source: source.to_string(), kind, body })
+    }
+
     /// Read and parse a file: a lowlat JSON document or plan file, or a cyclictest / oslat
     /// output (text or `--json`) or fio output (text, JSON or both), converted by the
-    /// `results` importers.
+    /// `results` importers. A file over [`results::input::MAX_INPUT_BYTES`] is refused before
+    /// it is read (parsing takes ~16x a file's size in memory).
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Read { path: path.display().to_string(), source: e })?;
+        let text = match results::input::read_text(path) {
+            Ok(t) => t,
+            Err(results::input::InputError::Read { path, source }) => {
+                return Err(Error::Read { path, source })
+            }
+            Err(e) => return Err(e.into()),
+        };
         Self::parse_any(&path.display().to_string(), &text)
     }
 
@@ -446,6 +483,39 @@ pub fn value_text(v: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The direct read (no `Value` tree) gives what the `Value` path gives, for every result
+    /// kind among the fixtures; a result the direct read refuses still gets serde's message.
+    #[test]
+    fn results_read_directly_equal_the_value_path() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        for f in ["timer.json", "noise.json", "ticks.json", "fsync.json"] {
+            let text = std::fs::read_to_string(dir.join(f)).unwrap();
+            let direct = Doc::parse_result_direct(f, &text).unwrap_or_else(|| panic!("{f}"));
+            let via = Doc::from_value(f, serde_json::from_str(&text).unwrap());
+            assert_eq!(direct, via, "{f}");
+        }
+        let bad = r#"{"kind":"timer","threads":"no"}"#;
+        assert!(Doc::parse_result_direct("b", bad).is_none());
+        assert!(matches!(Doc::parse("b", bad).unwrap().body, Body::Unreadable(_)));
+    }
+
+    /// Issue 21, item 9: a 105 MB result took 1.6 GB to report. A file over the bound is
+    /// refused before it is read, naming the file, its size and the limit (a sparse file here:
+    /// nothing is written to disk).
+    #[test]
+    fn a_result_over_the_size_bound_is_refused_before_it_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("huge.json");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(results::input::MAX_INPUT_BYTES + 1).unwrap();
+        let e = Doc::load(&p).unwrap_err();
+        let m = e.to_string();
+        assert!(matches!(e, Error::Input(_)), "{m}");
+        assert!(m.contains(&p.display().to_string()) && m.contains("67108865 bytes"), "{m}");
+        assert!(m.contains("64 MiB") && m.contains("limit"), "{m}");
+        assert!(matches!(Doc::load(&d.path().join("missing.json")), Err(Error::Read { .. })));
+    }
+
     use super::*;
 
     #[test]

@@ -7,6 +7,7 @@ pub mod export;
 pub mod fsync;
 pub mod histogram;
 pub mod import;
+pub mod input;
 pub mod latency;
 pub mod tracer;
 

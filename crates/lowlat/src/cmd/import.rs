@@ -47,13 +47,20 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
         return Err(usage("give -o FILE or --json FILE, not both (they are the same output)"));
     }
     let file = args.file.display();
-    let text = if args.file.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).context("reading stdin")?
+    // Bounded (results::input): over 64 MiB is refused with what to do, not read into
+    // gigabytes of memory.
+    let limit = results::input::MAX_INPUT_BYTES;
+    let read = if args.file.as_os_str() == "-" {
+        results::input::read_limited(std::io::stdin(), "standard input", limit)
     } else {
-        std::fs::read_to_string(&args.file).map_err(|e| {
-            usage(format!("{file}: {e}; pass the file {} wrote", args.tool.as_str()))
-        })?
+        results::input::read_text_limited(&args.file, limit)
     };
+    let text = read.map_err(|e| match e {
+        results::input::InputError::Read { source, .. } => {
+            usage(format!("{file}: {source}; pass the file {} wrote", args.tool.as_str()))
+        }
+        e => usage(e.to_string()),
+    })?;
     if let Some(Output::File(out)) = &args.output {
         if util::fs::same_file(&args.file, out) {
             return Err(usage(format!(

@@ -83,6 +83,60 @@ fn certs(path: &Path, what: &str) -> Result<Vec<Certificate<'static>>, StorageEr
     Ok(v)
 }
 
+/// One DER header at `d[at..]`: (tag, start of the contents, length). Bounded: at most four
+/// length bytes, never past the end.
+fn der_header(d: &[u8], at: usize) -> Option<(u8, usize, usize)> {
+    let tag = *d.get(at)?;
+    let first = *d.get(at + 1)?;
+    let (len, start) = if first < 0x80 {
+        (first as usize, at + 2)
+    } else {
+        let n = (first & 0x7f) as usize;
+        if n == 0 || n > 4 {
+            return None;
+        }
+        let bytes = d.get(at + 2..at + 2 + n)?;
+        (bytes.iter().fold(0usize, |a, b| (a << 8) | *b as usize), at + 2 + n)
+    };
+    (start.checked_add(len)? <= d.len()).then_some((tag, start, len))
+}
+
+/// The X.509 version of a DER certificate as written (1, 2 or 3): `Certificate ::= SEQUENCE {
+/// tbsCertificate SEQUENCE { [0] EXPLICIT version INTEGER DEFAULT v1, … } … }`; a missing
+/// `[0]` is v1. `None` when the DER does not read as a certificate.
+pub fn x509_version(der: &[u8]) -> Option<u8> {
+    let (0x30, cert, _) = der_header(der, 0)? else { return None };
+    let (0x30, tbs, _) = der_header(der, cert)? else { return None };
+    match der_header(der, tbs)? {
+        (0xa0, v, _) => match der_header(der, v)? {
+            (0x02, i, 1) => der.get(i).map(|n| n.saturating_add(1)),
+            _ => None,
+        },
+        _ => Some(1),
+    }
+}
+
+/// Client certificates must be X.509 v3: rustls panics on a v1 one during the handshake
+/// (issue 21, item 13), so it is refused here, before anything is sent.
+fn check_client_certs(path: &Path, certs: &[Certificate<'static>]) -> Result<(), StorageError> {
+    for (i, c) in certs.iter().enumerate() {
+        match x509_version(c.der()) {
+            Some(3) => {}
+            v => {
+                let what = v.map_or("not a readable X.509 certificate".to_string(), |v| {
+                    format!("an X.509 v{v} certificate")
+                });
+                return Err(input(format!(
+                    "the client certificate file {} (certificate {} in it): {what}; TLS client certificates must be X.509 v3 — reissue it with extensions (e.g. openssl x509 -req … -extfile with extendedKeyUsage=clientAuth, or cert-manager/etcd's own certificates)",
+                    path.display(),
+                    i + 1
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn key(path: &Path) -> Result<PrivateKey<'static>, StorageError> {
     read_pem(path, "client key")?
         .into_iter()
@@ -136,10 +190,9 @@ impl HttpClient {
         }
         match (&tls.cert, &tls.key) {
             (Some(c), Some(k)) => {
-                b = b.client_cert(Some(ClientCert::new_with_certs(
-                    &certs(c, "client certificate")?,
-                    key(k)?,
-                )));
+                let chain = certs(c, "client certificate")?;
+                check_client_certs(c, &chain)?;
+                b = b.client_cert(Some(ClientCert::new_with_certs(&chain, key(k)?)));
             }
             (None, None) => {}
             (Some(_), None) => {
@@ -288,6 +341,30 @@ mod tests {
         assert!(e.to_string().contains("without its key"), "{e}");
         let e = HttpClient::new(&TlsFiles::default(), Some("a\nb".into()), t).unwrap_err();
         assert!(e.to_string().contains("bearer token"), "{e}");
+    }
+
+    /// Issue 21, item 13: an X.509 v1 client certificate made rustls panic in the handshake
+    /// (exit 3, no lowlat error line). Refused now, naming the file and the rule.
+    #[test]
+    fn an_x509_v1_client_certificate_is_refused_before_rustls_sees_it() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/tls");
+        let (cert, key) = (dir.join("x509v1-client.pem"), dir.join("x509v1-client.key"));
+        let pem = std::fs::read(&cert).unwrap();
+        let der = ureq::tls::Certificate::from_pem(&pem).unwrap();
+        assert_eq!(x509_version(der.der()), Some(1));
+        let tls = TlsFiles { cert: Some(cert.clone()), key: Some(key), ..Default::default() };
+        let e = HttpClient::new(&tls, None, Duration::from_secs(1)).unwrap_err();
+        let m = e.to_string();
+        assert!(e.is_input(), "{m}");
+        assert!(m.contains(&cert.display().to_string()) && m.contains("X.509 v1"), "{m}");
+        assert!(m.contains("must be X.509 v3"), "{m}");
+        // rcgen writes v3: accepted. Garbage and truncations are refused, never a panic.
+        let v3 = rcgen::generate_simple_self_signed(vec!["x".into()]).unwrap();
+        assert_eq!(x509_version(v3.cert.der()), Some(3));
+        for n in 0..der.der().len() {
+            let _ = x509_version(&der.der()[..n]);
+        }
+        assert_eq!(x509_version(&[0x30, 0x84, 0xff, 0xff, 0xff, 0xff]), None);
     }
 
     /// A one-shot HTTP/1.1 server on 127.0.0.1: answers `status` and `body`, returns the

@@ -179,7 +179,12 @@ pub fn run(
             let api =
                 promapi::PromApi { client: &client, base: url.clone(), selector: selector.clone() };
             let query = api.bucket_expr(WAL_FSYNC, req.duration);
-            (url.clone(), EtcdSource::Prometheus, Some(query), prometheus_window(&api, req, out)?)
+            (
+                url.clone(),
+                EtcdSource::Prometheus,
+                Some(query),
+                prometheus_window(&api, req, stop, out)?,
+            )
         }
     };
     let (wal, commit, windows) = read;
@@ -258,12 +263,17 @@ fn scrape_window(
     Ok((wal, commit, windows))
 }
 
-/// Read the window that ends now back from Prometheus.
+/// Read the window that ends now back from Prometheus. Linear in the points of the range
+/// answers (the windows are joined by timestamp, not searched); `stop` (the first SIGINT or
+/// SIGTERM) is honoured between requests and between windows: the run is then partial with the
+/// windows computed so far. One request can still take up to its time limit (10 s).
 fn prometheus_window(
     api: &promapi::PromApi<'_>,
     req: &EtcdRequest,
+    stop: &AtomicBool,
     out: &mut dyn Write,
 ) -> Result<Read, StorageError> {
+    let stopped = || stop.load(Ordering::SeqCst);
     let end = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
@@ -285,11 +295,26 @@ fn prometheus_window(
     }
     let text = crate::text::etcd_header(&api.base, range, step);
     out.write_all(text.as_bytes()).map_err(StorageError::View)?;
-    let ws = api.series(WAL_FSYNC, step, start, end)?;
-    let cs = api.series(BACKEND_COMMIT, step, start, end)?;
+    let wal_hist = etcd_hist(WAL_FSYNC, &wal);
+    let commit_hist = commit.as_ref().map(|c| etcd_hist(BACKEND_COMMIT, c));
     let mut windows = Vec::new();
+    if stopped() {
+        return Ok((wal_hist, commit_hist, windows));
+    }
+    let ws = api.series(WAL_FSYNC, step, start, end)?;
+    if stopped() {
+        return Ok((wal_hist, commit_hist, windows));
+    }
+    let cs = api.series(BACKEND_COMMIT, step, start, end)?;
+    // Both are ascending by time (`series_from`): keyed by millisecond, each window finds its
+    // commit histogram in O(log n) — a search through `cs` per window was O(n²).
+    let cs: std::collections::BTreeMap<i64, &PromHistogram> =
+        cs.iter().map(|(t, h)| ((t * 1000.0).round() as i64, h)).collect();
     for (t, h) in &ws {
-        let c = cs.iter().find(|(tc, _)| (tc - t).abs() < 0.001).map(|(_, h)| h);
+        if stopped() {
+            break;
+        }
+        let c = cs.get(&((t * 1000.0).round() as i64)).copied();
         let w = EtcdWindow {
             start_ns: ((t - step.as_secs_f64() - start).max(0.0) * 1e9) as u64,
             wal_fsync_count: h.count.round() as u64,
@@ -301,11 +326,11 @@ fn prometheus_window(
         writeln!(out, "{}", crate::text::etcd_window(at, &w)).map_err(StorageError::View)?;
         windows.push(w);
     }
-    if windows.is_empty() {
+    if windows.is_empty() && !stopped() {
         writeln!(out, "note: no per-interval data: an interval needs at least two of Prometheus' scrapes (OpenShift scrapes etcd every 30 s: use 1m or more)")
             .map_err(StorageError::View)?;
     }
-    Ok((etcd_hist(WAL_FSYNC, &wal), commit.map(|c| etcd_hist(BACKEND_COMMIT, &c)), windows))
+    Ok((wal_hist, commit_hist, windows))
 }
 
 #[cfg(test)]

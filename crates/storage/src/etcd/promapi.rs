@@ -178,17 +178,25 @@ impl PromApi<'_> {
         ];
         let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let ApiData::Matrix(m) = self.call("query_range", &params)? else { return Ok(Vec::new()) };
-        Ok(series_from(&m))
+        Ok(series_from(&m, first, end))
     }
 }
 
-/// Group a matrix of `le` series by timestamp into histograms (sum unknown: 0).
-pub fn series_from(m: &[RangeSeries]) -> Vec<(f64, PromHistogram)> {
+/// Group a matrix of `le` series by timestamp into histograms (sum unknown: 0), keeping only
+/// the points from `first` to `last` (unix seconds, inclusive, to the millisecond): a
+/// Prometheus may answer with more than was asked, and those points are not this window's.
+/// O(n log n) in the points.
+pub fn series_from(m: &[RangeSeries], first: f64, last: f64) -> Vec<(f64, PromHistogram)> {
     type Labelled<'a> = (&'a BTreeMap<String, String>, &'a str);
+    let ms = |t: f64| (t * 1000.0).round() as i64;
+    let (lo, hi) = (ms(first), ms(last));
     let mut by_t: BTreeMap<i64, Vec<Labelled<'_>>> = BTreeMap::new();
     for s in m {
         for (t, v) in &s.values {
-            by_t.entry((t * 1000.0).round() as i64).or_default().push((&s.metric, v.as_str()));
+            let t = ms(*t);
+            if (lo..=hi).contains(&t) {
+                by_t.entry(t).or_default().push((&s.metric, v.as_str()));
+            }
         }
     }
     by_t.into_iter()
@@ -235,8 +243,10 @@ mod tests {
     #[test]
     fn a_range_matrix_groups_by_time() {
         let ApiData::Matrix(m) = parse_response("u", RANGE).unwrap() else { panic!("matrix") };
-        let s = series_from(&m);
+        let s = series_from(&m, f64::MIN, f64::MAX);
         assert!(s.len() >= 2, "{s:?}");
+        let (t0, t1) = (s[0].0, s[1].0);
+        assert_eq!(series_from(&m, t0 + 0.5, t1).len(), 1, "points outside the window are dropped");
         assert!(s.windows(2).all(|w| w[0].0 < w[1].0));
         let le_count = m.len();
         assert!(s.iter().all(|(_, h)| h.buckets.len() == le_count));
