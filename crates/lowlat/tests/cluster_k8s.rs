@@ -99,6 +99,7 @@ fn labelled_leftovers() -> String {
 #[test]
 #[ignore = "needs the ci/k8s cluster (CI runs it with --include-ignored)"]
 fn nodes_prints_kubectls_output_formats() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (fx, selector) = Labelled::new("nodes-o");
     let run = |o: &[&str]| {
         let a = lowlat().args(["cluster", "nodes", "-l", &selector]).args(o).assert().success();
