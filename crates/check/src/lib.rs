@@ -82,12 +82,18 @@ pub enum Partition {
 impl PlanSource {
     /// The partition for `host` (its running command line decides `Auto`).
     pub fn resolve(&self, host: &host::Host) -> Partition {
+        self.resolve_with(|| host.clone())
+    }
+
+    /// [`Self::resolve`], reading the host only when `Auto` needs it (a given plan needs
+    /// none: the caller has already checked it against the host).
+    pub fn resolve_with(&self, host: impl FnOnce() -> host::Host) -> Partition {
         match self {
             PlanSource::Given { plan, file } => {
                 Partition::Given { plan: plan.clone(), file: file.clone() }
             }
             PlanSource::Auto => {
-                let own = verify::implied_plan(host);
+                let own = verify::implied_plan(&host());
                 if own.isolated.is_empty() {
                     Partition::Default
                 } else {
@@ -486,7 +492,7 @@ pub fn run(cfg: &Config, on: &mut dyn FnMut(&Event<'_>)) -> Result<Finished, Err
              task. Run `sudo lowlat check` for a full evaluation.",
         ));
     }
-    let partition = cfg.plan.resolve(&host::read(&host::Root::live()));
+    let partition = cfg.plan.resolve_with(|| host::read(&host::Root::live()));
     match &partition {
         Partition::Given { plan, .. } | Partition::HostOwn(plan) => {
             let path = cfg.out.join("plan.yaml");

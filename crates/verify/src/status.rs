@@ -357,20 +357,16 @@ fn boot_args(host: &Host, plan: &Plan, entries: &[BootEntry]) -> Vec<BootArg> {
 fn current(root: &Root, target: &Target) -> Option<String> {
     match target {
         Target::File { path, .. } => root.read_trimmed(path.trim_start_matches('/')).ok(),
-        Target::Task { pid, tid, start_time, .. } => {
+        Target::Task { pid, tid, start_time, comm } => {
             let dir = format!("proc/{pid}/task/{tid}");
-            let stat = root.read_trimmed(&format!("{dir}/stat")).ok()?;
-            // Field 22 (start time) after the parenthesised comm: a reused tid is another task.
-            let after = stat.rsplit_once(')')?.1;
-            let started: u64 = after.split_whitespace().nth(19)?.parse().ok()?;
-            if started != *start_time {
+            // The host model's parsers; a reused tid (another start time or comm) is gone.
+            let stat =
+                host::parse::task::stat(&root.read_string(&format!("{dir}/stat")).ok()?).ok()?;
+            if stat.start_time != *start_time || stat.comm != *comm {
                 return None;
             }
-            let status = root.read_string(&format!("{dir}/status")).ok()?;
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .map(|v| v.trim().to_string())
+            host::parse::task::status(&root.read_string(&format!("{dir}/status")).ok()?)
+                .cpus_allowed_list
         }
     }
 }

@@ -163,7 +163,14 @@ impl JsonArg {
     pub fn human_view(&self) -> Box<dyn std::io::Write> {
         if util::term::quiet() {
             Box::new(std::io::sink())
-        } else if self.to_stdout() {
+        } else {
+            self.view_stream()
+        }
+    }
+
+    /// Where the human view goes whatever `-q` says: stderr when the JSON takes stdout.
+    pub fn view_stream(&self) -> Box<dyn std::io::Write> {
+        if self.to_stdout() {
             Box::new(util::term::Escaping::new(std::io::stderr()))
         } else {
             Box::new(util::term::Escaping::new(std::io::stdout()))

@@ -252,12 +252,14 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
                 threshold: a.threshold,
                 tool,
             };
-            return a.shown.show(session::hwlat(&req).map_err(flagged)?, table::latency);
+            let out = session::hwlat(&req).map_err(flagged)?;
+            return a.shown.show(out, table::latency, !util::term::quiet());
         }
         Command::Ticks(a) => {
             let req =
                 TicksRequest { cpus: a.cpus, main_cpu: a.main_cpu, duration: a.duration, tool };
-            return a.shown.show(session::ticks(&req).map_err(flagged)?, table::ticks);
+            let out = session::ticks(&req).map_err(flagged)?;
+            return a.shown.show(out, table::ticks, !util::term::quiet());
         }
         Command::Fsync(a) => return super::fsync::run(*a),
         Command::Etcd(a) => return super::fsync::run_etcd(a),
@@ -289,16 +291,12 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
             .write(p)
             .with_context(|| format!("writing --prometheus {}", p.display()))?;
     }
-    // cyclictest's -q silences the live lines, not the summary it ends with.
     let view = |r: &_| match cyclictest {
         Some(hist) => cyclictest::to_text(r, hist),
         None => table::latency(r),
     };
-    if cyclictest.is_some() && quiet {
-        // cyclictest's -q silences the live lines, not the summary it ends with.
-        util::term::set_quiet(false);
-    }
-    run.shown.show(out, view)
+    // cyclictest's -q silences the live lines, not the summary it ends with.
+    run.shown.show(out, view, !quiet || cyclictest.is_some())
 }
 
 impl Command {
@@ -348,13 +346,19 @@ fn flagged(e: MeasureError) -> anyhow::Error {
 }
 
 impl Shown {
-    /// The JSON where `--json` says, the view where `JsonArg::human_view` says (unless quiet).
-    fn show<R: Serialize>(&self, out: Outcome<R>, view: impl Fn(&R) -> String) -> Result<ExitCode> {
+    /// The JSON where `--json` says, and the view (when `print`) where
+    /// `JsonArg::view_stream` says.
+    fn show<R: Serialize>(
+        &self,
+        out: Outcome<R>,
+        view: impl Fn(&R) -> String,
+        print: bool,
+    ) -> Result<ExitCode> {
         if let Some(o) = &self.json.json {
             o.write_json(&out.result)?;
         }
-        if !util::term::quiet() {
-            let mut w = self.json.human_view();
+        if print {
+            let mut w = self.json.view_stream();
             w.write_all(view(&out.result).as_bytes()).and_then(|()| w.flush())?;
         }
         Ok(out.verdict.exit_code())
