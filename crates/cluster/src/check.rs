@@ -44,9 +44,8 @@ impl Config {
     }
 }
 
-/// The files written into `out`.
-pub const FLEET_JSON: &str = "fleet.json";
-pub const FLEET_HTML: &str = "fleet-report.html";
+/// The files written into `out` (named in the model, which the report reads too).
+pub use crate::model::{FLEET_HTML, FLEET_JSON};
 
 /// Run the fleet check.
 pub fn run(conn: &Conn, cfg: &Config, on: &mut (dyn FnMut(&Event<'_>) + Send)) -> Result<Fleet> {

@@ -276,7 +276,7 @@ pub fn report(f: &Fleet, threshold_ns: Option<u64>) -> report::Report {
             ("Each pod ran".into(), f.command.join(" ")),
         ],
         sections,
-        inputs: vec![(crate::check::FLEET_JSON.into(), "fleet".into())],
+        inputs: vec![(crate::model::FLEET_JSON.into(), "fleet".into())],
         next: Vec::new(),
     }
 }

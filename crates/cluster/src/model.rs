@@ -12,6 +12,10 @@ use crate::{agent, rt};
 /// `fleet.json`'s schema version.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The files `cluster check` writes into its output directory.
+pub const FLEET_JSON: &str = "fleet.json";
+pub const FLEET_HTML: &str = "fleet-report.html";
+
 /// One `lowlat cluster check` run over a set of nodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fleet {

@@ -10,6 +10,9 @@ use std::time::Duration;
 /// Where the in-pod command writes its results (packed by the agent at the end).
 pub const POD_OUT: &str = "/tmp/lowlat-out";
 
+/// The file a snapshot task writes its node's snapshot to, as in a must-gather.
+pub const SYSINFO: &str = "sysinfo.tgz";
+
 /// The pods' `imagePullPolicy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PullPolicy {
@@ -117,7 +120,7 @@ impl Task {
                     ["--rt-budget-us", "0", "--out", POD_OUT, "--", "snapshot", "-o"]
                         .map(String::from),
                 );
-                v.push(format!("{POD_OUT}/{}", crate::snapshot::SYSINFO));
+                v.push(format!("{POD_OUT}/{}", SYSINFO));
             }
             Self::RecoverRt => v.extend(["--recover-only", "--out", POD_OUT].map(String::from)),
         }

@@ -17,8 +17,9 @@ pub struct Config {
     pub pod: crate::pod::Pod,
 }
 
-/// The file each node's snapshot is written to, as in a must-gather.
-pub const SYSINFO: &str = "sysinfo.tgz";
+/// The file each node's snapshot is written to, as in a must-gather (named beside the pod task
+/// that writes it).
+pub use crate::pod::SYSINFO;
 
 /// Run it; the per-node outcomes (gathered files under `out/nodes/<node>/`).
 pub fn run(
