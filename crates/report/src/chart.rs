@@ -71,6 +71,25 @@ pub fn render_svg(chart: &Chart) -> String {
     }
 }
 
+/// A step path through histogram points (bin left edge, count; the last point closes the last
+/// bin): flat across each bin, vertical at each edge.
+fn steps(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(pts.len() * 2);
+    let mut push = |p: (f64, f64)| {
+        if out.last() != Some(&p) {
+            out.push(p);
+        }
+    };
+    for w in pts.windows(2) {
+        push(w[0]);
+        push((w[1].0, w[0].1));
+    }
+    if let Some(last) = pts.last() {
+        push(*last);
+    }
+    out
+}
+
 fn bounds(chart: &Chart) -> (f64, f64, f64, f64) {
     let pts = chart.series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY);
@@ -165,12 +184,16 @@ macro_rules! plot_body {
             let anno = match s.style {
                 SeriesStyle::Line => cc.draw_series(LineSeries::new(pts, style)),
                 SeriesStyle::Dashed => cc.draw_series(DashedLineSeries::new(pts, 6, 4, style)),
+                SeriesStyle::Steps => cc.draw_series(LineSeries::new(steps(&pts), style)),
+                SeriesStyle::DashedSteps => {
+                    cc.draw_series(DashedLineSeries::new(steps(&pts), 6, 4, style))
+                }
                 SeriesStyle::Points => {
                     cc.draw_series(pts.into_iter().map(|p| Circle::new(p, 4, color.filled())))
                 }
             }
             .map_err(|e| e.to_string())?;
-            let dashed = s.style == SeriesStyle::Dashed;
+            let dashed = matches!(s.style, SeriesStyle::Dashed | SeriesStyle::DashedSteps);
             anno.label(s.name.clone()).legend(move |(x, y)| {
                 if dashed {
                     PathElement::new(vec![(x, y), (x + 6, y)], color.stroke_width(2))
@@ -268,6 +291,20 @@ mod tests {
         c.series.clear();
         c.markers.clear();
         assert!(render_svg(&c).contains("<svg"));
+    }
+
+    #[test]
+    fn histogram_steps_are_flat_across_each_bin() {
+        // bins [0,1) = 5, [1,3) = 0 (a collapsed run), [3,4) = 0, [4,5) = 3, closed at 5
+        let pts = [(0.0, 5.0), (1.0, 0.0), (3.0, 0.0), (4.0, 3.0), (5.0, 3.0)];
+        assert_eq!(
+            steps(&pts),
+            [(0.0, 5.0), (1.0, 5.0), (1.0, 0.0), (3.0, 0.0), (4.0, 0.0), (4.0, 3.0), (5.0, 3.0)]
+        );
+        assert!(steps(&[]).is_empty());
+        let mut c = chart(Scale::Log);
+        c.series[0].style = SeriesStyle::Steps;
+        assert!(render_svg(&c).contains("<polyline"), "a step series draws one path");
     }
 
     #[test]

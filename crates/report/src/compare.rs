@@ -340,7 +340,7 @@ fn latency_section(
         if per_cpu {
             for c in &cpus {
                 for (side, m, style) in
-                    [("before", &b, SeriesStyle::Dashed), ("after", &a, SeriesStyle::Line)]
+                    [("before", &b, SeriesStyle::DashedSteps), ("after", &a, SeriesStyle::Steps)]
                 {
                     if let Some(t) = m.get(c).filter(|t| !t.histogram.buckets.is_empty()) {
                         series.push(Series {
@@ -355,13 +355,13 @@ fn latency_section(
         } else {
             series.push(Series {
                 name: format!("all {}s before", pairing.column()),
-                style: SeriesStyle::Dashed,
+                style: SeriesStyle::DashedSteps,
                 color: 1,
                 points: bin_histogram(&merged(&b), x_max, nbins),
             });
             series.push(Series {
                 name: format!("all {}s after", pairing.column()),
-                style: SeriesStyle::Line,
+                style: SeriesStyle::Steps,
                 color: 0,
                 points: bin_histogram(&merged(&a), x_max, nbins),
             });

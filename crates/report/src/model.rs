@@ -166,13 +166,19 @@ pub enum Scale {
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum SeriesStyle {
     Line,
     /// Dashed line (the "before" side of a comparison).
     Dashed,
     /// Points only.
     Points,
+    /// A histogram drawn as steps (OSADL's plots): each point is a bin's left edge and its
+    /// count, held flat until the next point; the last point closes the last bin (its right
+    /// edge, repeating that bin's count), as [`crate::sections::bin_histogram`] returns them.
+    Steps,
+    /// Steps, dashed (the "before" side of a comparison).
+    DashedSteps,
 }
 
 /// A chart as data: title, axes with units, series, vertical markers.

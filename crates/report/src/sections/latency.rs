@@ -35,6 +35,8 @@ pub fn bin_histogram(buckets: &[Bucket], x_max_ns: u64, nbins: usize) -> Vec<(f6
         }
         out.push((i as f64 * width / 1e3, *c as f64));
     }
+    // the right edge of the last bin, so a step drawing closes it
+    out.push((nbins as f64 * width / 1e3, bins.last().copied().unwrap_or(0) as f64));
     out
 }
 
@@ -622,7 +624,7 @@ fn overlay_blocks(
                 .enumerate()
                 .map(|(i, t)| Series {
                     name: cpu_name(r, t),
-                    style: SeriesStyle::Line,
+                    style: SeriesStyle::Steps,
                     // a pinned thread keeps its CPU's colour in every chart; unpinned
                     // (imported) threads get one each
                     color: t.cpu.map_or(i, |c| c as usize),
@@ -832,10 +834,13 @@ mod tests {
             Bucket { lo_ns: 90_000, hi_ns: 90_100, count: 1 },
         ];
         let p = bin_histogram(&b, 100_000, 100);
-        let total: f64 = p.iter().map(|p| p.1).sum();
+        // the last point closes the last bin and repeats its count
+        let (bins, close) = p.split_at(p.len() - 1);
+        assert_eq!(close, [(100.0, 0.0)]);
+        let total: f64 = bins.iter().map(|p| p.1).sum();
         assert_eq!(total, 11.0);
         assert!(p.len() < 10, "{p:?}");
-        assert_eq!(p.last().map(|p| p.0), Some(99.0));
+        assert_eq!(bins.last().map(|p| p.0), Some(99.0));
         assert_eq!(p.iter().find(|p| p.1 == 10.0).map(|p| p.0), Some(1.0));
     }
 
