@@ -151,4 +151,69 @@ mod surface {
             assert!(json.get_long() == Some("json"), "{path}");
         }
     }
+    /// The README's "Options every command shares" table: its "on" column is generated from
+    /// the CLI (the commands that take each option), so the README cannot drift from the
+    /// parser. `UPDATE_README=1 cargo test -p lowlat readme` rewrites the column.
+    #[test]
+    fn readme_options_table_names_the_commands_that_take_each_option() {
+        let mut root = super::Cli::command();
+        root.build();
+        let mut all = Vec::new();
+        leaves(&root, "lowlat", &mut all);
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+        let readme = std::fs::read_to_string(path).expect("README.md");
+        let start = readme.find("## Options every command shares").expect("the README's table");
+        let mut out = readme[..start].to_string();
+        let mut checked = 0;
+        let mut stale = Vec::new();
+        for line in readme[start..].split_inclusive('\n') {
+            let cells: Vec<&str> = line.trim_end().split(" | ").collect();
+            // rows naming an option: `| `--long …` | on | meaning |`
+            let long = cells.first().and_then(|c| {
+                let c = c.trim_start_matches("| ");
+                let rest = &c[c.starts_with("`-").then(|| c.find("--"))?? + 2..];
+                Some(rest.split([' ', '`']).next().unwrap_or_default().to_string())
+            });
+            let (Some(long), 3) = (long, cells.len()) else {
+                out.push_str(line);
+                continue;
+            };
+            let on: Vec<&str> = all
+                .iter()
+                .filter(|(_, c)| c.get_arguments().any(|a| a.get_long() == Some(long.as_str())))
+                .map(|(p, _)| p.strip_prefix("lowlat ").unwrap_or(p))
+                .collect();
+            assert!(!on.is_empty(), "README names --{long}, which no command takes");
+            let want = if on.len() == all.len() {
+                "every command".to_string()
+            } else {
+                on.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+            };
+            // without the cluster feature `lowlat cluster` has no subcommands: compare the rest
+            let keep = |cell: &str| -> String {
+                if cfg!(feature = "cluster") {
+                    return cell.to_string();
+                }
+                let v: Vec<&str> =
+                    cell.split(", ").filter(|p| !p.starts_with("`cluster")).collect();
+                v.join(", ")
+            };
+            if keep(cells[1]) != keep(&want) {
+                stale.push(format!("--{long}: README says {}, the CLI {want}", cells[1]));
+            }
+            checked += 1;
+            out.push_str(&format!("{} | {want} | {}\n", cells[0], cells[2]));
+        }
+        assert!(checked >= 6, "only {checked} option rows found in the README's table");
+        if std::env::var_os("UPDATE_README").is_some() {
+            std::fs::write(path, out).expect("write README.md");
+        } else {
+            assert!(
+                stale.is_empty(),
+                "README.md's options table is stale (UPDATE_README=1 cargo test -p lowlat \
+                 --all-features readme rewrites it):\n{}",
+                stale.join("\n")
+            );
+        }
+    }
 }
