@@ -51,27 +51,25 @@ pub enum Action {
     Skipped,
 }
 
-/// Split rendered files into objects: YAML files only (`.yaml`/`.yml`/`.json`), every
-/// document with an `apiVersion` and a `kind`.
+/// The objects of rendered files, in file order: each file's [`render::OutFile::objects`] (the
+/// documents its YAML was written from; files that hold none are skipped), every object with
+/// an `apiVersion` and a `kind`.
 pub fn manifests(files: &[render::OutFile]) -> Result<Vec<Manifest>> {
     let mut out = Vec::new();
     for f in files {
-        let yaml = [".yaml", ".yml", ".json"].iter().any(|e| f.name.ends_with(e));
-        if !yaml {
-            continue;
-        }
-        for (i, doc) in serde_norway::Deserializer::from_str(&f.contents).enumerate() {
-            let v: serde_json::Value = serde::Deserialize::deserialize(doc)
-                .map_err(|e| Error::Input(format!("{} document {}: {e}", f.name, i + 1)))?;
-            if v.is_null() {
-                continue;
+        for (i, o) in f.objects.iter().enumerate() {
+            let v = serde_json::to_value(o)
+                .map_err(|e| Error::Input(format!("{} object {}: {e}", f.name, i + 1)))?;
+            let named = |k: &str| v.get(k).and_then(|a| a.as_str()).is_some();
+            if !named("apiVersion") || !named("kind") {
+                return Err(Error::Input(format!(
+                    "{} object {}: no apiVersion or kind (a renderer bug: report it)",
+                    f.name,
+                    i + 1
+                )));
             }
-            if v.get("apiVersion").and_then(|a| a.as_str()).is_none()
-                || v.get("kind").and_then(|k| k.as_str()).is_none()
-            {
-                continue;
-            }
-            let source = if i == 0 { f.name.clone() } else { format!("{}#{}", f.name, i + 1) };
+            let source =
+                if f.objects.len() == 1 { f.name.clone() } else { format!("{}#{}", f.name, i + 1) };
             out.push(Manifest { source, object: v });
         }
     }
@@ -308,16 +306,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_multi_document_yaml() {
-        let files = vec![
-            render::OutFile { name: "a.yaml".into(), contents: "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n---\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: x}\n".into(), executable: false },
-            render::OutFile { name: "README.md".into(), contents: "apiVersion: no\n".into(), executable: false },
-        ];
+    fn objects_come_from_the_rendered_documents_not_their_text() {
+        let plan = plan::Plan::load(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/plan.yaml"
+        )))
+        .unwrap();
+        let files =
+            render::render(&plan, render::Target::K8sLatencyTest, &Default::default()).unwrap();
         let m = manifests(&files).unwrap();
-        assert_eq!(m.len(), 2);
-        assert_eq!(m[1].source, "a.yaml#3");
-        assert_eq!(gvk(&m[1].object).unwrap(), GroupVersionKind::gvk("batch", "v1", "Job"));
-        assert_eq!(gvk(&m[0].object).unwrap(), GroupVersionKind::gvk("", "v1", "Namespace"));
+        let sources: Vec<&str> = m.iter().map(|m| m.source.as_str()).collect();
+        assert!(sources.contains(&"latency-test.yaml"), "{sources:?}");
+        assert!(sources.iter().any(|s| s.starts_with("namespace.yaml#")), "{sources:?}");
+        assert!(!sources.iter().any(|s| s.starts_with("apply.sh")), "{sources:?}");
+        let job = m.iter().find(|m| m.source == "latency-test.yaml").unwrap();
+        assert_eq!(gvk(&job.object).unwrap(), GroupVersionKind::gvk("batch", "v1", "Job"));
+        // the objects are the ones the text holds
+        let file = files.iter().find(|f| f.name == "latency-test.yaml").unwrap();
+        let text: serde_json::Value = serde_norway::from_str(
+            file.contents.trim_start_matches(|c| c != '\n').trim_start_matches("\n---\n"),
+        )
+        .unwrap();
+        assert_eq!(text, job.object);
+        // a file with no objects (a script, a README) contributes none, whatever its text
+        let other = render::OutFile::new("x.yaml", "apiVersion: v1\nkind: Namespace\n");
+        assert!(manifests(&[other]).unwrap().is_empty());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use plan::Plan;
 use serde_norway::Value;
 
-use crate::yaml::{b, docs, int, map, s, seq};
+use crate::yaml::{b, int, map, s, seq};
 use crate::{OutFile, RenderOptions};
 
 /// The test pod's ServiceAccount.
@@ -246,9 +246,9 @@ pub fn render(plan: &Plan, opts: &RenderOptions, role: &str) -> Vec<OutFile> {
         "#!/bin/sh\n# lowlat latency test, in its order (KUBECTL=oc on OpenShift)\nset -eu\ncd \"$(dirname \"$0\")\"\nk=${{KUBECTL:-kubectl}}\n$k apply -f namespace.yaml\n$k apply -f load.yaml\n$k -n {q} rollout status deployment/lowlat-load --timeout=10m\n$k apply -f latency-test.yaml\n$k -n {q} wait --for=condition=complete --timeout=-1s job/lowlat-latency-test || true\n$k -n {q} logs job/lowlat-latency-test | grep Latencies\n"
     );
     vec![
-        OutFile::new("namespace.yaml", docs(&h, &access(&ns))),
-        OutFile::new("load.yaml", docs(&h, &[load])),
-        OutFile::new("latency-test.yaml", docs(&h, &[job])),
+        OutFile::yaml("namespace.yaml", &h, access(&ns)),
+        OutFile::yaml("load.yaml", &h, vec![load]),
+        OutFile::yaml("latency-test.yaml", &h, vec![job]),
         OutFile::script("apply.sh", apply),
     ]
 }

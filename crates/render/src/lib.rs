@@ -27,14 +27,39 @@ pub struct OutFile {
     pub contents: String,
     /// Whether the file is a script meant to be executable.
     pub executable: bool,
+    /// The Kubernetes objects the file holds, in order, as the documents `contents` was
+    /// written from (empty for every other file): what `cluster apply` sends, so nothing
+    /// reads the YAML text back.
+    pub objects: Vec<serde_norway::Value>,
 }
 
 impl OutFile {
-    pub(crate) fn new(name: impl Into<String>, contents: impl Into<String>) -> Self {
-        OutFile { name: name.into(), contents: contents.into(), executable: false }
+    pub fn new(name: impl Into<String>, contents: impl Into<String>) -> Self {
+        OutFile {
+            name: name.into(),
+            contents: contents.into(),
+            executable: false,
+            objects: Vec::new(),
+        }
     }
-    pub(crate) fn script(name: impl Into<String>, contents: impl Into<String>) -> Self {
-        OutFile { name: name.into(), contents: contents.into(), executable: true }
+    pub fn script(name: impl Into<String>, contents: impl Into<String>) -> Self {
+        OutFile { executable: true, ..Self::new(name, contents) }
+    }
+    /// A manifest file of `objects` after a `header` comment ([`yaml::docs`]).
+    pub(crate) fn yaml(
+        name: impl Into<String>,
+        header: &str,
+        objects: Vec<serde_norway::Value>,
+    ) -> Self {
+        Self::manifest(name, yaml::docs(header, &objects), &objects)
+    }
+    /// A manifest file: `contents` written from `objects`.
+    pub(crate) fn manifest(
+        name: impl Into<String>,
+        contents: impl Into<String>,
+        objects: &[serde_norway::Value],
+    ) -> Self {
+        OutFile { objects: objects.to_vec(), ..Self::new(name, contents) }
     }
 }
 

@@ -7,7 +7,7 @@
 use plan::{Plan, Power, Style, TopologyPolicy};
 use serde_norway::Value;
 
-use crate::yaml::{b, doc, docs, int, map, s, seq};
+use crate::yaml::{b, doc, int, map, s, seq};
 use crate::OutFile;
 
 const ROLE_LABEL: &str = "machineconfiguration.openshift.io/role";
@@ -459,16 +459,17 @@ pub fn render(plan: &Plan, role: &str) -> Vec<OutFile> {
     let h = header(plan, role);
     let mut v = vec![];
     if !is_built_in_pool(role) {
-        v.push(OutFile::new(
+        v.push(OutFile::yaml(
             "01-machineconfigpool.yaml",
-            docs(&h, &[machine_config_pool(plan, role)]),
+            &h,
+            vec![machine_config_pool(plan, role)],
         ));
     }
     v.extend([
-        OutFile::new("02-machineconfig.yaml", docs(&h, &[machine_config(plan, role)])),
-        OutFile::new("03-kubeletconfig.yaml", docs(&h, &[kubelet_config(plan, role)])),
-        OutFile::new("04-tuned.yaml", docs(&h, &[tuned_cr(plan, role)])),
-        OutFile::new("05-runtimeclass.yaml", docs(&h, &[runtime_class(plan, role)])),
+        OutFile::yaml("02-machineconfig.yaml", &h, vec![machine_config(plan, role)]),
+        OutFile::yaml("03-kubeletconfig.yaml", &h, vec![kubelet_config(plan, role)]),
+        OutFile::yaml("04-tuned.yaml", &h, vec![tuned_cr(plan, role)]),
+        OutFile::yaml("05-runtimeclass.yaml", &h, vec![runtime_class(plan, role)]),
         OutFile::script("apply.sh", apply_script(plan, role)),
     ]);
     v
@@ -547,10 +548,8 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
 
 /// The PerformanceProfile as a file (PPC prints `---` first).
 pub fn performance_profile_file(plan: &Plan, role: Option<&str>) -> OutFile {
-    OutFile::new(
-        "performance-profile.yaml",
-        format!("---\n{}", doc(&performance_profile(plan, role))),
-    )
+    let pp = performance_profile(plan, role);
+    OutFile::manifest("performance-profile.yaml", format!("---\n{}", doc(&pp)), &[pp])
 }
 
 /// The TuneD profile the Node Tuning Operator generates from a PerformanceProfile.
@@ -617,7 +616,7 @@ pub fn performance_profile_files(plan: &Plan, role: Option<&str>) -> Vec<OutFile
             plan.name,
             performance_tuned_profile(plan)
         );
-        v.push(OutFile::new("performance-patch-tuned.yaml", docs(&h, &[patch])));
+        v.push(OutFile::yaml("performance-patch-tuned.yaml", &h, vec![patch]));
     }
     v
 }

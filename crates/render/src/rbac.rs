@@ -188,7 +188,7 @@ fn commented(items: &[(&str, Value)]) -> String {
 pub fn render(opts: &RenderOptions) -> Vec<OutFile> {
     let ns = opts.namespace.as_str();
     let account = [(CLUSTER_ACCOUNT, ns)];
-    let rbac = commented(&[
+    let rbac = [
         (
             "lowlat cluster: nodes, check, snapshot, apply, clean",
             service_account(CLUSTER_ACCOUNT, ns),
@@ -206,8 +206,8 @@ pub fn render(opts: &RenderOptions) -> Vec<OutFile> {
             role("lowlat-jobs", Scope::Namespace(ns), JOB_RULES),
         ),
         ("", binding("lowlat-jobs", Scope::Namespace(ns), ("Role", "lowlat-jobs"), &account)),
-    ]);
-    let scc = commented(&[
+    ];
+    let scc = [
         (
             "OpenShift: the Jobs' pods are privileged, hostPID, hostNetwork: let the namespace's\nservice accounts use the privileged SecurityContextConstraints",
             role("lowlat-scc-privileged", Scope::Cluster, SCC_RULES),
@@ -221,8 +221,12 @@ pub fn render(opts: &RenderOptions) -> Vec<OutFile> {
                 &[("default", ns), (CLUSTER_ACCOUNT, ns)],
             ),
         ),
-    ]);
-    vec![OutFile::new("cluster-rbac.yaml", rbac), OutFile::new("openshift-scc.yaml", scc)]
+    ];
+    let file = |name: &str, items: &[(&str, Value)]| {
+        let objects: Vec<Value> = items.iter().map(|(_, v)| v.clone()).collect();
+        OutFile::manifest(name, commented(items), &objects)
+    };
+    vec![file("cluster-rbac.yaml", &rbac), file("openshift-scc.yaml", &scc)]
 }
 
 #[cfg(test)]
