@@ -319,6 +319,7 @@ fn check_writes_json_and_junit_for_ci() {
     let stderr = String::from_utf8_lossy(&a.get_output().stderr);
     assert!(stderr.contains("[3/7] verify"), "progress on stderr: {stderr}");
 
+    crate::support::assert_junit_valid(&junit);
     let xml = std::fs::read_to_string(&junit).expect("junit");
     let x = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
     let suites: Vec<_> = x.descendants().filter(|n| n.has_tag_name("testsuite")).collect();
@@ -347,6 +348,7 @@ fn check_writes_json_and_junit_for_ci() {
         .arg(out.join("ticks.json"))
         .assert()
         .code(predicate::in_iter([0, 1]));
+    crate::support::assert_junit_valid(&rj);
     let rxml = std::fs::read_to_string(&rj).expect("report junit");
     assert!(roxmltree::Document::parse(&rxml).is_ok(), "{rxml}");
     assert!(rxml.contains("<testsuite "), "{rxml}");

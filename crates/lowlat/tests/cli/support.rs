@@ -40,3 +40,21 @@ pub fn lowlat_std() -> std::process::Command {
         .env_remove("MAXIMUM_LATENCY");
     c
 }
+
+/// A JUnit file validates against the format CI systems read (`testdata/junit/junit.xsd`,
+/// checked by libxml2's `xmllint`, which `.ci/run` installs).
+pub fn assert_junit_valid(path: &std::path::Path) {
+    let xsd = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/junit/junit.xsd");
+    let out = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema", xsd])
+        .arg(path)
+        .output()
+        .unwrap_or_else(|e| panic!("xmllint (apt-get install libxml2-utils): {e}"));
+    assert!(
+        out.status.success(),
+        "{} does not validate as JUnit:\n{}\n{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
+}

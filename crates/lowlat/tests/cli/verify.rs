@@ -60,6 +60,7 @@ fn fixture_worker_smt_siblings_of_isolated_cpus_are_housekeeping() {
     // Live-only checks say so.
     assert_eq!(check(&v, "irq-activity")["status"], "n.a.");
     assert!(v["summary"]["fail"].as_u64().is_some_and(|f| f >= 1));
+    crate::support::assert_junit_valid(junit.path());
     let xml = std::fs::read_to_string(junit.path()).unwrap_or_default();
     let x = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
     let smt = x
