@@ -47,7 +47,13 @@ pub struct Common {
     pub load: Option<LoadInfo>,
     /// Call [`Observer::checkpoint`] this often (long runs write results as they go).
     pub checkpoint_every: Option<Duration>,
+    /// cyclictest's `-h N`: record the cycle numbers of the first N samples at or above N µs
+    /// (its "Histogram Overflow at cycle number").
+    pub histogram_us: Option<u32>,
 }
+
+/// The most cycle numbers kept per thread for `-h N` (cyclictest keeps N).
+const MAX_OUTLIERS: usize = 100_000;
 
 /// One CPU's live state, for progress lines.
 #[derive(Debug, Clone, Copy)]
@@ -172,8 +178,11 @@ where
         .map(|_| {
             let secs = seconds_for(c.duration);
             let noise_secs = if kind == results::Kind::Noise { secs } else { 1 };
-            let r = Recorder::new(HistogramConfig::LATENCY, secs, threshold)
+            let mut r = Recorder::new(HistogramConfig::LATENCY, secs, threshold)
                 .with_noise_series(noise_secs);
+            if let Some(n) = c.histogram_us {
+                r = r.with_outliers(u64::from(n) * 1000, (n as usize).min(MAX_OUTLIERS));
+            }
             match fast_table {
                 Some((ticks, mult)) => r.with_fast_table(ticks, mult),
                 None => r,
@@ -400,6 +409,13 @@ pub(crate) fn build(
                 breach_count: c.threshold_ns.map(|_| breach_count),
                 breaches_per_minute: rec.breaches_per_minute(secs, minute_step),
                 breaches_step_min: (minute_step > 1).then_some(minute_step),
+                outliers: c.histogram_us.zip(rec.outliers()).map(|(n, (cycles, count))| {
+                    results::latency::Outliers {
+                        at_or_above_ns: u64::from(n) * 1000,
+                        count,
+                        cycles,
+                    }
+                }),
                 ..ThreadResult::default()
             }
         })
@@ -441,6 +457,7 @@ mod tests {
             params: serde_json::Value::Null,
             load: None,
             checkpoint_every: None,
+            histogram_us: None,
         }
     }
 

@@ -32,8 +32,10 @@ pub const DEFAULT_PRIORITY: u32 = 95;
 /// Which latency measurement, with its own settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LatencyKind {
-    /// Timer wake-up latency: one wake-up every `interval`, at most `loops` per thread.
-    Timer { interval: Duration, loops: Option<u64> },
+    /// Timer wake-up latency: one wake-up every `interval`, at most `loops` per thread; with
+    /// `histogram_us` (cyclictest's `-h N`) the cycle numbers of the samples past N µs are
+    /// kept, the first N of them.
+    Timer { interval: Duration, loops: Option<u64>, histogram_us: Option<u32> },
     /// OS noise: gaps at or above `threshold` count as noise.
     Noise { threshold: Duration },
 }
@@ -226,7 +228,7 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         None
     };
     let run = match (req.kind, tracefs_dir) {
-        (LatencyKind::Timer { interval, loops: Some(n) }, Some(dir))
+        (LatencyKind::Timer { interval, loops: Some(n), .. }, Some(dir))
             if common.duration.is_none() =>
         {
             // timerlat has no loop count: the same number of periods as a duration.
@@ -237,7 +239,7 @@ pub fn latency(req: &LatencyRequest) -> Result<Outcome<LatencyResult>, MeasureEr
         (_, Some(dir)) => {
             crate::tracer::run(mode, &common, &dir, req.save_trace.as_deref(), &mut progress)
         }
-        (LatencyKind::Timer { interval, loops }, None) => {
+        (LatencyKind::Timer { interval, loops, .. }, None) => {
             timer::run(&timer::TimerConfig { common, interval, loops }, &mut progress)
         }
         (LatencyKind::Noise { threshold }, None) => {
@@ -299,7 +301,7 @@ fn common(
     load: Option<results::LoadInfo>,
 ) -> Common {
     let (default_policy, mut params) = match req.kind {
-        LatencyKind::Timer { interval, loops } => (
+        LatencyKind::Timer { interval, loops, .. } => (
             Policy::Fifo,
             serde_json::json!({ "kind": "timer", "interval_ns": interval.as_nanos() as u64, "loops": loops }),
         ),
@@ -341,6 +343,10 @@ fn common(
         params,
         load,
         checkpoint_every: req.checkpoint.as_ref().map(|_| CHECKPOINT_EVERY),
+        histogram_us: match req.kind {
+            LatencyKind::Timer { histogram_us, .. } => histogram_us,
+            LatencyKind::Noise { .. } => None,
+        },
     }
 }
 
@@ -457,8 +463,11 @@ mod tests {
 
     #[test]
     fn timer_defaults_and_recorded_parameters() {
-        let req =
-            request(LatencyKind::Timer { interval: Duration::from_micros(1000), loops: None });
+        let req = request(LatencyKind::Timer {
+            interval: Duration::from_micros(1000),
+            loops: None,
+            histogram_us: None,
+        });
         let c = common(&req, &fixture_host(), vec![1, 2], vec![0, 1, 2, 3], None);
         assert_eq!((c.policy, c.priority, c.duration), (Policy::Fifo, 95, Some(DEFAULT_DURATION)));
         assert_eq!(c.checkpoint_every, None);
@@ -477,8 +486,11 @@ mod tests {
 
     #[test]
     fn loops_alone_bound_a_timer_run_and_noise_defaults_to_other() {
-        let mut req =
-            request(LatencyKind::Timer { interval: Duration::from_micros(100), loops: Some(200) });
+        let mut req = request(LatencyKind::Timer {
+            interval: Duration::from_micros(100),
+            loops: Some(200),
+            histogram_us: None,
+        });
         req.checkpoint = Some(PathBuf::from("t.json"));
         let c = common(&req, &fixture_host(), vec![3], vec![0, 1, 2, 3], None);
         assert_eq!(c.duration, None);

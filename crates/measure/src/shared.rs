@@ -72,6 +72,12 @@ pub struct Recorder {
     fast: Box<[AtomicU64]>,
     /// Ticks → ns multiplier (`ns = ticks * fast_mult >> 32`) for the fast table.
     fast_mult: u64,
+    /// cyclictest's "Histogram Overflow at cycle number": the cycle numbers (samples before
+    /// it) of the first `outlier_cycles.len()` samples at or above `outlier_floor_ns`, and
+    /// how many there were in all (empty and `u64::MAX`: not recorded).
+    outlier_cycles: Box<[AtomicU64]>,
+    outlier_count: AtomicU64,
+    outlier_floor_ns: u64,
 }
 
 impl Recorder {
@@ -101,7 +107,38 @@ impl Recorder {
             floor: AtomicU64::new(0),
             fast: Box::new([]),
             fast_mult: 0,
+            outlier_cycles: Box::new([]),
+            outlier_count: AtomicU64::new(0),
+            outlier_floor_ns: u64::MAX,
         }
+    }
+
+    /// Record the cycle numbers of the first `keep` samples at or above `floor_ns` (and count
+    /// them all), as cyclictest does for the samples past its `-h` histogram.
+    pub fn with_outliers(mut self, floor_ns: u64, keep: usize) -> Self {
+        self.outlier_cycles = (0..keep).map(|_| AtomicU64::new(0)).collect();
+        self.outlier_floor_ns = floor_ns;
+        self
+    }
+
+    /// The recorded cycle numbers, in order, and how many samples reached the floor in all;
+    /// `None` when not asked for ([`Self::with_outliers`]).
+    pub fn outliers(&self) -> Option<(Vec<u64>, u64)> {
+        if self.outlier_floor_ns == u64::MAX {
+            return None;
+        }
+        let n = self.outlier_count.load(Relaxed);
+        let kept = (n as usize).min(self.outlier_cycles.len());
+        Some((self.outlier_cycles[..kept].iter().map(|c| c.load(Relaxed)).collect(), n))
+    }
+
+    #[cold]
+    fn outlier(&self) {
+        let n = self.outlier_count.load(Relaxed);
+        if let Some(slot) = self.outlier_cycles.get(n as usize) {
+            slot.store(self.count.load(Relaxed), Relaxed);
+        }
+        self.outlier_count.store(n + 1, Relaxed);
     }
 
     /// Give the recorder a fast table for gaps shorter than `ticks` (at most
@@ -161,7 +198,8 @@ impl Recorder {
             + self.per_second_max.len()
             + self.per_second_noise.len()
             + self.per_minute_breaches.len()
-            + self.fast.len())
+            + self.fast.len()
+            + self.outlier_cycles.len())
             + 16 * self.breaches.len()
             + std::mem::size_of::<Self>()
     }
@@ -184,6 +222,9 @@ impl Recorder {
                 }
             }
             None => bump(&self.overflow, 1),
+        }
+        if v >= self.outlier_floor_ns {
+            self.outlier();
         }
         bump(&self.count, 1);
         if v < self.min.load(Relaxed) {
@@ -450,6 +491,19 @@ mod tests {
         let (b, n) = r.breaches(Some(2));
         assert_eq!(n, 1);
         assert_eq!(b[0], Breach { cpu: Some(2), t_ns: 1_400_000_000, value_ns: 60_000 });
+    }
+
+    #[test]
+    fn outliers_keep_cyclictests_cycle_numbers_and_count_the_rest() {
+        let plain = Recorder::new(HistogramConfig::LATENCY, 4, None);
+        plain.record(900_000, 0);
+        assert_eq!(plain.outliers(), None, "not asked for");
+        // -h 400: samples at or above 400 µs; keep the first 2 cycle numbers
+        let r = Recorder::new(HistogramConfig::LATENCY, 4, None).with_outliers(400_000, 2);
+        for (i, v) in [1_000u64, 400_000, 3_000, 399_999, 500_000, 410_000].iter().enumerate() {
+            r.record(*v, i as u64);
+        }
+        assert_eq!(r.outliers(), Some((vec![1, 4], 3)));
     }
 
     #[test]

@@ -68,7 +68,9 @@ fn the_counter_sees_allocations() {
 
 #[test]
 fn timer_loop_allocates_nothing() {
-    let rec = Recorder::new(HistogramConfig::LATENCY, 4, Some(1));
+    // with a threshold every sample breaches, and with -h 1 every one is an outlier: the
+    // cold paths run too
+    let rec = Recorder::new(HistogramConfig::LATENCY, 4, Some(1)).with_outliers(1, 100);
     let stop = AtomicBool::new(false);
     let start = Monotonic.now();
     let b = LoopBounds {
@@ -81,6 +83,7 @@ fn timer_loop_allocates_nothing() {
     assert_eq!(n, 500);
     assert_eq!(allocs, 0, "the timer hot loop allocated");
     assert_eq!(rec.count(), 500);
+    assert_eq!(rec.outliers().map(|(c, n)| (c.len(), n)), Some((100, 500)));
 }
 
 #[test]

@@ -48,6 +48,7 @@ fn the_main_thread_wakes_about_once_a_second() {
             params: serde_json::Value::Null,
             load: None,
             checkpoint_every: None,
+            histogram_us: None,
         },
         noise_threshold: Duration::from_micros(1),
         tracer_note: true,

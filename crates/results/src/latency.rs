@@ -162,6 +162,22 @@ pub struct ThreadResult {
     /// hwlat: inner/outer maxima and NMIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hwlat: Option<crate::tracer::HwlatCpu>,
+    /// timer with cyclictest's `-h N`: the samples past the N µs histogram, with the cycle
+    /// numbers of the first N of them (cyclictest's "Histogram Overflow at cycle number").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outliers: Option<Outliers>,
+}
+
+/// The samples at or above a bound, as cyclictest lists its histogram's overflows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outliers {
+    /// The bound: the end of the `-h N` histogram (N µs).
+    pub at_or_above_ns: u64,
+    /// How many samples reached it.
+    pub count: u64,
+    /// The cycle numbers (samples before it, from 0) of the first of them, in order; `count`
+    /// minus their number is what cyclictest prints as `# NNNNN others`.
+    pub cycles: Vec<u64>,
 }
 
 impl ThreadResult {

@@ -206,7 +206,15 @@ fn every_prefix_is_an_error_partial_or_the_whole_run() {
             if undetectable_cut(name, &text, cut) {
                 continue;
             }
-            if let Ok(r) = import(&text[..cut]) {
+            if let Ok(mut r) = import(&text[..cut]) {
+                // the overflows' cycle numbers (the last lines) are kept whole or not at all
+                for (t, w) in r.threads.iter_mut().zip(&whole.threads) {
+                    assert!(
+                        t.outliers.is_none() || t.outliers == w.outliers,
+                        "{name} cut at {cut}: a cut cycle-number list was kept"
+                    );
+                    t.outliers.clone_from(&w.outliers);
+                }
                 assert!(
                     r.envelope.partial || r.threads == whole.threads,
                     "{name} cut at {cut} imports as a whole run: {:?}",

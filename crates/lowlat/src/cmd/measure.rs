@@ -235,7 +235,11 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
             if let Some(b) = a.breaktrace {
                 (a.run.threshold, a.run.stop_on_threshold) = (Some(b), true);
             }
-            let kind = LatencyKind::Timer { interval: a.interval, loops: a.loops };
+            let kind = LatencyKind::Timer {
+                interval: a.interval,
+                loops: a.loops,
+                histogram_us: a.histogram,
+            };
             let text = a.cyclictest || a.histogram.is_some();
             (a.run, kind, text.then_some(a.histogram), a.tracer, a.save_trace)
         }

@@ -65,6 +65,50 @@ fn the_osadl_cyclictest_invocation_runs_and_prints_a_parsable_histogram() {
     assert_eq!(back["threads"][0]["count"], r["threads"][0]["count"]);
 }
 
+/// cyclictest's "Histogram Overflow at cycle number": with `-h N` the run keeps the cycle
+/// numbers of the first N wake-ups past the histogram and counts the rest (`# NNNNN others`),
+/// and they survive `export` → `import`. With `-h 2` on this VM nearly every wake-up is late
+/// enough to overflow.
+#[test]
+fn overflow_cycle_numbers_are_listed_like_cyclictests() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("timer.json");
+    let a = lowlat()
+        .args(["measure", "timer", "-h", "2", "-q", "-l", "500", "-i", "1000", "-a", &cpu()])
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    let out = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    let overflow: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("# Histogram Overflows:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("overflow line");
+    assert!(overflow > 0, "wake-ups of 2 µs or more on a VM: {out}");
+    let list = out.lines().find_map(|l| l.strip_prefix("# Thread 0:")).expect(&out);
+    let (listed, others) = list.split_once('#').unwrap_or((list, ""));
+    let cycles: Vec<u64> = listed.split_whitespace().map(|c| c.parse().expect(list)).collect();
+    assert_eq!(cycles.len() as u64, overflow.min(2), "the first N are listed: {list}");
+    assert!(cycles.windows(2).all(|w| w[0] < w[1]) && cycles.iter().all(|c| *c < 500), "{list}");
+    let others: u64 =
+        others.trim().strip_suffix("others").map_or(0, |o| o.trim().parse().expect(list));
+    assert_eq!(cycles.len() as u64 + others, overflow, "listed + others = overflows: {list}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["threads"][0]["outliers"]["at_or_above_ns"], 2000);
+    assert_eq!(r["threads"][0]["outliers"]["cycles"], serde_json::json!(cycles));
+    // export writes the same list; import reads it back
+    let exported = lowlat().args(["export", "cyclictest", "-H", "2"]).arg(&json).assert().success();
+    let text = String::from_utf8_lossy(&exported.get_output().stdout).to_string();
+    assert!(text.contains(&format!("# Thread 0:{list}")), "{text}");
+    let txt = dir.path().join("timer.txt");
+    std::fs::write(&txt, &text).unwrap();
+    let back = lowlat().args(["import", "cyclictest"]).arg(&txt).assert().success();
+    let back: serde_json::Value = serde_json::from_slice(&back.get_output().stdout).unwrap();
+    assert_eq!(back["threads"][0]["outliers"]["cycles"], serde_json::json!(cycles));
+}
+
 #[test]
 fn cyclictest_flags_without_an_equivalent_name_it() {
     lowlat()

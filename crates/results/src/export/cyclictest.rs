@@ -59,12 +59,21 @@ pub fn to_text(r: &LatencyResult, histogram_us: Option<u32>) -> String {
         summary_lines(&mut out, r);
         let of: Vec<String> = overflow.iter().map(|o| format!("{o:05}")).collect();
         let _ = writeln!(out, "# Histogram Overflows: {}", of.join(" "));
-        // The cycle numbers of the overflows are not recorded: only their count, the way
-        // cyclictest ends a list it cut (`# 00030 others`).
+        // The cycle numbers the run kept for this very histogram (`measure timer -h N`), then
+        // the rest counted the way cyclictest ends a list it cut (`# 00030 others`).
         out.push_str("# Histogram Overflow at cycle number:\n");
-        for (ti, o) in overflow.iter().enumerate() {
-            let others = if *o > 0 { format!(" # {o:05} others") } else { String::new() };
-            let _ = writeln!(out, "# Thread {ti}:{others}");
+        for (ti, (o, t)) in overflow.iter().zip(&r.threads).enumerate() {
+            let _ = write!(out, "# Thread {ti}:");
+            let kept = t.outliers.as_ref().filter(|k| k.at_or_above_ns == n as u64 * 1000);
+            let cycles = kept.map_or(&[][..], |k| &k.cycles[..]);
+            for c in cycles {
+                let _ = write!(out, " {c:05}");
+            }
+            let others = o.saturating_sub(cycles.len() as u64);
+            if others > 0 {
+                let _ = write!(out, " # {others:05} others");
+            }
+            out.push('\n');
         }
     } else {
         summary_lines(&mut out, r);

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::{check_thread, num, rtjson, us_to_ns, ImportError, Printed};
 use crate::histogram::{Bucket, HistogramData, Summary};
 use crate::latency::{
-    summary_from_buckets, summary_without_histogram, LatencyResult, ThreadResult,
+    summary_from_buckets, summary_without_histogram, LatencyResult, Outliers, ThreadResult,
 };
 use crate::Envelope;
 
@@ -28,6 +28,8 @@ pub fn import(text: &str) -> Result<LatencyResult, ImportError> {
 
 /// More threads than any machine has CPUs: the input is not cyclictest's.
 const MAX_THREADS: usize = 8192;
+/// The most overflow cycle numbers kept per thread (cyclictest lists at most its `-h N`).
+const MAX_OUTLIERS: usize = 100_000;
 
 const OVERRUNS_NOTE: &str =
     "cyclictest skips missed periods silently: overruns are not known for imported runs";
@@ -145,6 +147,9 @@ struct Text {
     avgs: Option<Vec<u64>>,
     maxs: Option<Vec<u64>>,
     overflows: Option<Vec<u64>>,
+    /// `# Thread N: 00012 00456 # 00030 others` after `# Histogram Overflow at cycle
+    /// number:`: each thread's listed cycle numbers (at most [`MAX_OUTLIERS`] kept).
+    outliers: Vec<Option<Vec<u64>>>,
     histogram: bool,
     dma: bool,
     /// The last line had no newline and was left out.
@@ -207,6 +212,20 @@ impl Text {
                 t.maxs = Some(values(r, ln, "max latency")?);
             } else if let Some(r) = l.strip_prefix("# Histogram Overflows:") {
                 t.overflows = Some(values(r, ln, "overflow count")?);
+            } else if let Some(r) = l.strip_prefix("# Thread ").filter(|_| !maybe_cut) {
+                // an overflow list: `N: cycle cycle … [# NNNNN others]`
+                let Some((idx, rest)) = r.split_once(':') else { continue };
+                let idx: usize = num(idx.trim(), ln, "thread number")?;
+                if idx >= MAX_THREADS {
+                    continue;
+                }
+                let listed = rest.split('#').next().unwrap_or_default();
+                let mut cycles = values(listed, ln, "overflow cycle number")?;
+                cycles.truncate(MAX_OUTLIERS);
+                if t.outliers.len() <= idx {
+                    t.outliers.resize(idx + 1, None);
+                }
+                t.outliers[idx] = Some(cycles);
             } else if let Some(r) = l.strip_prefix("# Break value:") {
                 t.notes.push(format!(
                     "cyclictest stopped on its break threshold (-b): break value {} us",
@@ -387,6 +406,18 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
                 overflow,
                 ..HistogramData::default()
             },
+            // the listed cycle numbers of a dense (`# Total:`) histogram of N rows: the
+            // samples at or above N µs
+            outliers: t
+                .total
+                .as_ref()
+                .zip(t.outliers.get(ti).cloned().flatten())
+                .filter(|_| complete)
+                .map(|(_, cycles)| Outliers {
+                    at_or_above_ns: (t.rows.len() as u64).saturating_mul(1000),
+                    count: overflow,
+                    cycles,
+                }),
             last_ns: tl.act.map(|a| a.saturating_mul(1000)),
             tid: tl.tid,
             priority: tl.prio,
