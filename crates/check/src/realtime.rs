@@ -89,7 +89,7 @@ mod tests {
             started_at: None,
             duration_ns: 1,
             host: results::HostContext::default(),
-            params: serde_json::json!({}),
+            params: results::Params::empty(kind),
             scheduling: Some(sched),
             failed: None,
         };

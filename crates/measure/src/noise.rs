@@ -273,9 +273,13 @@ pub fn run(cfg: &NoiseConfig, observer: &mut dyn Observer) -> Result<LatencyResu
             slot.rec.set_floor(counter.to_ns(floor_ticks));
             noise_loop(&counter, slot.rec, &b, slot.stop);
         })?;
-    r.envelope.params["counter"] = serde_json::json!({
-        "source": match counter.source { Source::Tsc => "tsc", Source::MonotonicRaw => "CLOCK_MONOTONIC_RAW" },
-        "hz": counter.hz,
+    r.envelope.params.latency_mut().counter = Some(results::CounterParams {
+        source: match counter.source {
+            Source::Tsc => "tsc",
+            Source::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
+        }
+        .into(),
+        hz: counter.hz,
     });
     Ok(r)
 }

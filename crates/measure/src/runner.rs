@@ -42,8 +42,8 @@ pub struct Common {
     pub tool: String,
     /// RFC 3339 UTC start time recorded as `started_at`.
     pub started_at: Option<String>,
-    /// Parameters recorded verbatim in the result.
-    pub params: serde_json::Value,
+    /// Parameters recorded in the result.
+    pub params: results::LatencyParams,
     pub load: Option<LoadInfo>,
     /// Call [`Observer::checkpoint`] this often (long runs write results as they go).
     pub checkpoint_every: Option<Duration>,
@@ -163,7 +163,7 @@ where
                 notes.push(format!(
                     "/dev/cpu_dma_latency not held ({e}): deep C-state exits are included"
                 ));
-                held.params["dma_latency"] = false.into();
+                held.params.dma_latency = Some(false);
                 None
             }
         }
@@ -341,7 +341,8 @@ where
     );
     r.envelope.duration_ns = elapsed_ns;
     // The tool's own footprint (VmHWM), so memory claims can be checked on any run.
-    r.envelope.params["tool_peak_rss_bytes"] = procstat::peak_rss_bytes(&host::Root::live()).into();
+    r.envelope.params.latency_mut().tool_peak_rss_bytes =
+        procstat::peak_rss_bytes(&host::Root::live());
     let rt_ok = !refused && c.policy.is_realtime();
     r.envelope.scheduling = Some(results::Scheduling {
         requested: c.policy,
@@ -352,9 +353,10 @@ where
     });
     if refused {
         // The parameters say what ran; what was asked for is kept beside it.
-        r.envelope.params["requested_policy"] = c.policy.as_str().into();
-        r.envelope.params["policy"] = Policy::Other.as_str().into();
-        r.envelope.params["priority"] = serde_json::Value::Null;
+        let p = r.envelope.params.latency_mut();
+        p.requested_policy = Some(c.policy);
+        p.policy = Some(Policy::Other);
+        p.priority = None;
     }
     for (t, tid) in r.threads.iter_mut().zip(&tids) {
         t.tid = Some(tid.load(Ordering::SeqCst));
@@ -379,7 +381,7 @@ pub(crate) fn build(
     envelope.partial = partial;
     envelope.duration_ns = elapsed_ns;
     envelope.host = c.host.clone();
-    envelope.params = c.params.clone();
+    envelope.params = results::Params::Latency(c.params.clone());
     envelope.started_at = c.started_at.clone();
     let secs = (elapsed_ns / 1_000_000_000) as usize
         + usize::from(!elapsed_ns.is_multiple_of(1_000_000_000));
@@ -454,7 +456,7 @@ mod tests {
             host: HostContext::default(),
             tool: "lowlat test".into(),
             started_at: None,
-            params: serde_json::Value::Null,
+            params: results::LatencyParams::default(),
             load: None,
             checkpoint_every: None,
             histogram_us: None,

@@ -300,14 +300,18 @@ fn common(
     online: Vec<u32>,
     load: Option<results::LoadInfo>,
 ) -> Common {
+    let ns = |d: Duration| d.as_nanos() as u64;
     let (default_policy, mut params) = match req.kind {
         LatencyKind::Timer { interval, loops, .. } => (
             Policy::Fifo,
-            serde_json::json!({ "kind": "timer", "interval_ns": interval.as_nanos() as u64, "loops": loops }),
+            results::LatencyParams { interval_ns: Some(ns(interval)), loops, ..Default::default() },
         ),
         LatencyKind::Noise { threshold } => (
             Policy::Other,
-            serde_json::json!({ "kind": "noise", "noise_threshold_ns": threshold.as_nanos() as u64 }),
+            results::LatencyParams {
+                noise_threshold_ns: Some(ns(threshold)),
+                ..Default::default()
+            },
         ),
     };
     let policy = match (req.policy, req.priority) {
@@ -319,14 +323,14 @@ fn common(
     let loops = matches!(req.kind, LatencyKind::Timer { loops: Some(_), .. });
     let duration = req.duration.or((!loops).then_some(DEFAULT_DURATION));
     let threshold_ns = req.threshold.map(|d| d.as_nanos() as u64);
-    params["cpus"] = list(&cpus).into();
-    params["main_cpu"] = pick_main_cpu(req.main_cpu, &cpus, &online).into();
-    params["policy"] = policy.as_str().into();
-    params["priority"] = policy.is_realtime().then_some(priority).into();
-    params["duration_ns"] = duration.map(|d| d.as_nanos() as u64).into();
-    params["threshold_ns"] = threshold_ns.into();
-    params["stop_on_threshold"] = req.stop_on_threshold.into();
-    params["dma_latency"] = req.dma_latency.into();
+    params.cpus = Some(list(&cpus));
+    params.main_cpu = pick_main_cpu(req.main_cpu, &cpus, &online);
+    params.policy = Some(policy);
+    params.priority = policy.is_realtime().then_some(priority);
+    params.duration_ns = duration.map(ns);
+    params.threshold_ns = threshold_ns;
+    params.stop_on_threshold = Some(req.stop_on_threshold);
+    params.dma_latency = Some(req.dma_latency);
     Common {
         cpus,
         main_cpu: req.main_cpu,
@@ -361,14 +365,14 @@ pub fn hwlat(req: &HwlatRequest) -> Result<Outcome<LatencyResult>, MeasureError>
         None => cpus_of(&host.online_cpus()),
     };
     let cfg = crate::tracer::hwlat::HwlatConfig {
-        params: serde_json::json!({
-            "kind": "hwlat",
-            "cpus": list(&cpus),
-            "duration_ns": req.duration.as_nanos() as u64,
-            "width_ns": req.width.as_nanos() as u64,
-            "window_ns": req.window.as_nanos() as u64,
-            "threshold_ns": req.threshold.as_nanos() as u64,
-        }),
+        params: results::LatencyParams {
+            cpus: Some(list(&cpus)),
+            duration_ns: Some(req.duration.as_nanos() as u64),
+            width_ns: Some(req.width.as_nanos() as u64),
+            window_ns: Some(req.window.as_nanos() as u64),
+            threshold_ns: Some(req.threshold.as_nanos() as u64),
+            ..results::LatencyParams::default()
+        },
         cpus,
         duration: req.duration,
         width: req.width,
@@ -404,7 +408,12 @@ pub fn ticks(req: &TicksRequest) -> Result<Outcome<TicksResult>, MeasureError> {
     let cpus = select::measured(&host, req.cpus.as_ref(), req.main_cpu, &prefer)?;
     let locks = crate::cpulock::acquire(&crate::cpulock::dir(), &cpus, "measure ticks")?;
     let cfg = tick_test::TicksConfig {
-        params: serde_json::json!({ "cpus": list(&cpus), "duration_ns": req.duration.as_nanos() as u64, "main_cpu": req.main_cpu }),
+        params: results::TicksParams {
+            cpus: Some(list(&cpus)),
+            duration_ns: Some(req.duration.as_nanos() as u64),
+            main_cpu: req.main_cpu,
+            ..results::TicksParams::default()
+        },
         cpus,
         duration: req.duration,
         main_cpu: req.main_cpu,
@@ -472,15 +481,12 @@ mod tests {
         assert_eq!((c.policy, c.priority, c.duration), (Policy::Fifo, 95, Some(DEFAULT_DURATION)));
         assert_eq!(c.checkpoint_every, None);
         let p = &c.params;
-        assert_eq!(p["kind"], "timer");
-        assert_eq!(p["cpus"], "1-2");
-        assert_eq!(p["main_cpu"], 0);
-        assert_eq!(p["policy"], "fifo");
-        assert_eq!(p["priority"], 95);
-        assert_eq!(p["interval_ns"], 1_000_000);
-        assert_eq!(p["loops"], serde_json::Value::Null);
-        assert_eq!(p["duration_ns"], 10_000_000_000u64);
-        assert_eq!(p["dma_latency"], true);
+        assert_eq!(p.cpus.as_deref(), Some("1-2"));
+        assert_eq!(p.main_cpu, Some(0));
+        assert_eq!((p.policy, p.priority), (Some(Policy::Fifo), Some(95)));
+        assert_eq!((p.interval_ns, p.loops), (Some(1_000_000), None));
+        assert_eq!(p.duration_ns, Some(10_000_000_000));
+        assert_eq!(p.dma_latency, Some(true));
         assert_eq!(c.host.online.as_deref(), Some("0-3"));
     }
 
@@ -494,17 +500,17 @@ mod tests {
         req.checkpoint = Some(PathBuf::from("t.json"));
         let c = common(&req, &fixture_host(), vec![3], vec![0, 1, 2, 3], None);
         assert_eq!(c.duration, None);
-        assert_eq!(c.params["duration_ns"], serde_json::Value::Null);
+        assert_eq!(c.params.duration_ns, None);
         assert_eq!(c.checkpoint_every, Some(CHECKPOINT_EVERY));
         let noise = request(LatencyKind::Noise { threshold: Duration::from_micros(1) });
         let c = common(&noise, &fixture_host(), vec![3], vec![0, 1, 2, 3], None);
         assert_eq!(c.policy, Policy::Other);
-        assert_eq!(c.params["priority"], serde_json::Value::Null);
-        assert_eq!(c.params["noise_threshold_ns"], 1000);
+        assert_eq!(c.params.priority, None);
+        assert_eq!(c.params.noise_threshold_ns, Some(1000));
         let mut prio = noise.clone();
         prio.priority = Some(50);
         let c = common(&prio, &fixture_host(), vec![3], vec![0, 1, 2, 3], None);
-        assert_eq!((c.policy, c.params["priority"].as_u64()), (Policy::Fifo, Some(50)));
+        assert_eq!((c.policy, c.params.priority), (Policy::Fifo, Some(50)));
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub struct TicksConfig {
     pub tool: String,
     /// RFC 3339 UTC start time recorded as `started_at`.
     pub started_at: Option<String>,
-    pub params: serde_json::Value,
+    pub params: results::TicksParams,
 }
 
 /// `CONFIG_HZ=` from a kernel config text.
@@ -147,7 +147,7 @@ pub fn run(cfg: &TicksConfig) -> Result<TicksResult, MeasureError> {
     envelope.started_at = cfg.started_at.clone();
     envelope.duration_ns = (secs * 1e9) as u64;
     envelope.host = cfg.host.clone();
-    envelope.params = cfg.params.clone();
+    envelope.params = results::Params::Ticks(cfg.params.clone());
     Ok(TicksResult { envelope, cpus, notes })
 }
 

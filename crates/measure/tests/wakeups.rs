@@ -45,7 +45,7 @@ fn the_main_thread_wakes_about_once_a_second() {
             host: HostContext::default(),
             tool: "lowlat test".into(),
             started_at: None,
-            params: serde_json::Value::Null,
+            params: results::LatencyParams::default(),
             load: None,
             checkpoint_every: None,
             histogram_us: None,

@@ -111,7 +111,8 @@ pub fn many_cpus(kind: results::Kind, cpus: u32, secs: usize, step: u64) -> Valu
         .collect();
     let mut envelope = results::Envelope::new(kind, "lowlat test");
     envelope.duration_ns = secs as u64 * 1_000_000_000;
-    envelope.params = json!({ "threshold_ns": 50_000 });
+    envelope.params =
+        results::Params::read(kind, json!({ "threshold_ns": 50_000 })).expect("params");
     let r = results::LatencyResult {
         envelope,
         realtime: true,

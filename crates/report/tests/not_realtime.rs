@@ -25,12 +25,18 @@ fn result(recorded: bool) -> LatencyResult {
     };
     let mut envelope = results::Envelope::new(results::Kind::Timer, "lowlat test");
     envelope.duration_ns = 1_000_000_000;
-    envelope.params = serde_json::json!({ "kind": "timer", "policy": "fifo", "priority": 95, "threshold_ns": 100_000 });
+    envelope.params = results::Params::Latency(results::LatencyParams {
+        policy: Some(Policy::Fifo),
+        priority: Some(95),
+        threshold_ns: Some(100_000),
+        ..Default::default()
+    });
     let note = "NOT REAL-TIME: could not set SCHED_FIFO priority 95: cgroup v2 with RT group scheduling: the task's cgroup /process_api/61bd has no RT budget; measured with SCHED_OTHER.";
     if recorded {
-        envelope.params["policy"] = "other".into();
-        envelope.params["requested_policy"] = "fifo".into();
-        envelope.params["priority"] = serde_json::Value::Null;
+        let p = envelope.params.latency_mut();
+        p.policy = Some(Policy::Other);
+        p.requested_policy = Some(Policy::Fifo);
+        p.priority = None;
         envelope.scheduling = Some(results::Scheduling {
             requested: Policy::Fifo,
             ran: Policy::Other,

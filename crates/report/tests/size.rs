@@ -7,7 +7,7 @@ mod common;
 
 use common::lcg;
 use report::Doc;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// A day of one kind, written with the `results` types as `lowlat measure` writes it.
 fn day_result(kind: results::Kind) -> Value {
@@ -53,7 +53,6 @@ fn day_result(kind: results::Kind) -> Value {
         isolated: Some("2-15".into()),
         ..Default::default()
     };
-    envelope.params = json!({});
     let r = results::LatencyResult {
         envelope,
         realtime: true,

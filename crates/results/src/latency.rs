@@ -62,8 +62,7 @@ impl LatencyResult {
         if let Some(s) = &self.envelope.scheduling {
             return Some(s.ran);
         }
-        let asked: util::sched::Policy =
-            self.envelope.params.get("policy")?.as_str()?.parse().ok()?;
+        let asked = self.envelope.params.latency()?.policy?;
         let refused = !self.realtime
             && self.notes.iter().any(|n| n.starts_with("NOT REAL-TIME: could not set SCHED_"));
         Some(if asked.is_realtime() && refused { util::sched::Policy::Other } else { asked })
@@ -85,8 +84,8 @@ impl LatencyResult {
             return s.not_realtime();
         }
         let ran = self.ran_policy()?;
-        let asked = self.envelope.params.get("policy").and_then(|v| v.as_str());
-        (asked != Some(ran.as_str()))
+        let asked = self.envelope.params.latency().and_then(|p| p.policy);
+        (asked != Some(ran))
             .then(|| {
                 self.notes.iter().find(|n| n.starts_with("NOT REAL-TIME: could not set")).cloned()
             })

@@ -9,6 +9,7 @@ pub mod histogram;
 pub mod import;
 pub mod input;
 pub mod latency;
+pub mod params;
 pub mod tracer;
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,7 @@ pub use latency::{
     worst_breaches, Attribution, Breach, CpuTicks, LatencyResult, LoadEnd, LoadExit, LoadInfo,
     ThreadResult, TicksResult,
 };
+pub use params::{CounterParams, EtcdParams, FsyncParams, LatencyParams, Params, TicksParams};
 
 /// Version of the result files' JSON shape.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -113,6 +115,7 @@ impl std::fmt::Display for Kind {
 
 /// Common header of every result file. Per-kind payloads flatten into the same object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawEnvelope")]
 pub struct Envelope {
     pub schema_version: u32,
     /// What was measured.
@@ -125,8 +128,8 @@ pub struct Envelope {
     pub started_at: Option<String>,
     pub duration_ns: u64,
     pub host: HostContext,
-    /// The exact parameters, as the measurement understood them.
-    pub params: serde_json::Value,
+    /// The exact parameters, as the measurement understood them, typed by `kind`.
+    pub params: Params,
     /// The scheduling the measuring threads asked for and the one they ran with (lowlat's
     /// own timer/noise runs; absent in imports and older results).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +138,43 @@ pub struct Envelope {
     /// fio job's `error`): what it said. Such a result is never a pass ([`evidence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+}
+
+/// [`Envelope`] as read, before `params` is typed by `kind`.
+#[derive(Deserialize)]
+struct RawEnvelope {
+    schema_version: u32,
+    kind: Kind,
+    partial: bool,
+    tool: String,
+    started_at: Option<String>,
+    duration_ns: u64,
+    host: HostContext,
+    params: serde_json::Value,
+    #[serde(default)]
+    scheduling: Option<Scheduling>,
+    #[serde(default)]
+    failed: Option<String>,
+}
+
+impl TryFrom<RawEnvelope> for Envelope {
+    type Error = String;
+
+    fn try_from(r: RawEnvelope) -> Result<Self, Self::Error> {
+        let params = Params::read(r.kind, r.params).map_err(|e| format!("params: {e}"))?;
+        Ok(Envelope {
+            schema_version: r.schema_version,
+            kind: r.kind,
+            partial: r.partial,
+            tool: r.tool,
+            started_at: r.started_at,
+            duration_ns: r.duration_ns,
+            host: r.host,
+            params,
+            scheduling: r.scheduling,
+            failed: r.failed,
+        })
+    }
 }
 
 /// What scheduling a measurement asked for and what it got: a result says what ran.
@@ -195,7 +235,7 @@ impl Envelope {
             started_at: None,
             duration_ns: 0,
             host: HostContext::default(),
-            params: serde_json::Value::Null,
+            params: Params::empty(kind),
             scheduling: None,
             failed: None,
         }

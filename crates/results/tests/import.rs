@@ -23,7 +23,11 @@ fn o(v: Option<u64>) -> String {
 fn view(r: &LatencyResult) -> String {
     let mut s = format!(
         "kind={} tool={} realtime={} partial={}\nparams={}\n",
-        r.envelope.kind, r.envelope.tool, r.realtime, r.envelope.partial, r.envelope.params
+        r.envelope.kind,
+        r.envelope.tool,
+        r.realtime,
+        r.envelope.partial,
+        serde_json::to_value(&r.envelope.params).unwrap_or_default()
     );
     for t in &r.threads {
         let st = &t.stats;
@@ -60,8 +64,11 @@ fn cyclictest_histogram_both_layouts_agree() {
     assert_eq!(old.threads[0].histogram.overflow, 36);
     assert_eq!(old.threads[1].histogram.overflow, 70);
     assert_eq!(old.threads[1].stats.max_ns, 99_914_000);
-    assert!(old.envelope.params["histogram_layout"].as_str().unwrap().contains("2.6"));
-    assert!(new.envelope.params["histogram_layout"].as_str().unwrap().contains("2.7"));
+    let layout = |r: &results::LatencyResult| {
+        r.envelope.params.latency().and_then(|p| p.histogram_layout.clone()).unwrap_or_default()
+    };
+    assert!(layout(&old).contains("2.6"));
+    assert!(layout(&new).contains("2.7"));
     insta::assert_snapshot!(view(&old));
 }
 
@@ -76,7 +83,8 @@ fn cyclictest_json_matches_text_of_the_same_run() {
     assert_eq!(a.histogram.buckets, b.histogram.buckets);
     assert_eq!((a.stats.min_ns, a.stats.max_ns), (b.stats.min_ns, b.stats.max_ns));
     assert_eq!(j.envelope.tool, "cyclictest 2.40");
-    assert!(j.envelope.params["cmdline"].as_str().unwrap().starts_with("cyclictest -m -p95"));
+    let cmdline = j.envelope.params.latency().and_then(|p| p.cmdline.clone()).unwrap_or_default();
+    assert!(cmdline.starts_with("cyclictest -m -p95"), "{cmdline}");
     assert_eq!(j.envelope.host.realtime, Some(false));
     insta::assert_snapshot!(view(&j));
 }
@@ -260,9 +268,13 @@ fn fio_text_json_and_mixed_outputs_agree() {
     let json = fio::import(&fixture("fio-3.33-etcd.json")).unwrap();
     let mixed = fio::import(&fixture("fio-3.33-etcd-normal-json.txt")).unwrap();
     assert_eq!(text.envelope.tool, "fio 3.33");
-    assert_eq!(text.envelope.params["format"], "text");
-    assert_eq!(json.envelope.params["format"], "json");
-    assert_eq!(mixed.envelope.params["format"], "normal,json");
+    let format = |r: &results::fsync::FsyncResult| match &r.envelope.params {
+        results::Params::Fsync(p) => p.format.clone().unwrap_or_default(),
+        _ => String::new(),
+    };
+    assert_eq!(format(&text), "text");
+    assert_eq!(format(&json), "json");
+    assert_eq!(format(&mixed), "normal,json");
     // The text of fio-3.33-etcd.txt, as fio printed it (sync in µs).
     let s = &text.scenarios[0];
     assert_eq!((s.name.as_str(), s.ops), ("etcd", 911));

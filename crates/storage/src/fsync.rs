@@ -134,7 +134,7 @@ impl FsyncRequest {
     }
 
     /// The result's `params`: the request as given (durations in ns).
-    fn params(&self, file_size: u64) -> serde_json::Value {
+    fn params(&self, file_size: u64) -> results::FsyncParams {
         let (interference, mitigation, matrix): (Vec<&str>, Vec<String>, bool) =
             match &self.scenarios {
                 Scenarios::Single { interference, mitigation } => (
@@ -148,14 +148,25 @@ impl FsyncRequest {
                     true,
                 ),
             };
-        serde_json::json!({
-            "dir": self.dir, "bs": self.bs, "sync": self.sync,
-            "size": self.size, "duration_ns": self.duration.map(|d| d.as_nanos() as u64),
-            "rate": self.rate, "window_ns": self.window.as_nanos() as u64, "file_size": file_size,
-            "interference": interference, "mitigation": mitigation, "matrix": matrix,
-            "bulk_size": self.bulk_size, "bulk_delay_ns": self.bulk_delay.as_nanos() as u64,
-            "outstanding": self.outstanding, "interference_cmd": self.command(),
-        })
+        let ns = |d: Duration| d.as_nanos() as u64;
+        results::FsyncParams {
+            dir: Some(self.dir.display().to_string()),
+            bs: Some(self.bs),
+            sync: Some(self.sync.name().to_string()),
+            size: self.size,
+            duration_ns: self.duration.map(ns),
+            rate: self.rate,
+            window_ns: Some(ns(self.window)),
+            file_size: Some(file_size),
+            interference: Some(interference.into_iter().map(str::to_string).collect()),
+            mitigation: Some(mitigation),
+            matrix: Some(matrix),
+            bulk_size: Some(self.bulk_size),
+            bulk_delay_ns: Some(ns(self.bulk_delay)),
+            outstanding: Some(self.outstanding as u64),
+            interference_cmd: self.command().map(str::to_string),
+            ..results::FsyncParams::default()
+        }
     }
 }
 
@@ -304,7 +315,7 @@ pub fn run(
     envelope.started_at = Some(util::time::rfc3339_millis(started));
     envelope.duration_ns = started.elapsed().unwrap_or_default().as_nanos() as u64;
     envelope.host = results::HostContext::from_host(&host);
-    envelope.params = req.params(cfg.file_size);
+    envelope.params = results::Params::Fsync(req.params(cfg.file_size));
     let result = FsyncResult::new(envelope, env, scenarios);
     Ok(FsyncRun { result, interrupted, bs: req.bs })
 }
@@ -378,16 +389,13 @@ mod tests {
             mitigations: vec![MitigationSet::default(), "rate=5".parse().unwrap()],
         };
         let p = request(std::path::Path::new("/x"), m).params(7);
-        assert_eq!(p["interference"], serde_json::json!(["no-sync"]));
-        assert_eq!(p["mitigation"], serde_json::json!(["none", "rate=5"]));
-        assert_eq!((p["matrix"].as_bool(), p["file_size"].as_u64()), (Some(true), Some(7)));
-        assert_eq!(
-            (p["sync"].as_str(), p["window_ns"].as_u64()),
-            (Some("fdatasync"), Some(100_000_000))
-        );
+        assert_eq!(p.interference, Some(vec!["no-sync".to_string()]));
+        assert_eq!(p.mitigation, Some(vec!["none".to_string(), "rate=5".to_string()]));
+        assert_eq!((p.matrix, p.file_size), (Some(true), Some(7)));
+        assert_eq!((p.sync.as_deref(), p.window_ns), (Some("fdatasync"), Some(100_000_000)));
         let p = request(std::path::Path::new("/x"), BASELINE).params(7);
-        assert_eq!(p["mitigation"], serde_json::json!([]));
-        assert_eq!(p["duration_ns"], serde_json::Value::Null);
+        assert_eq!(p.mitigation, Some(vec![]));
+        assert_eq!(p.duration_ns, None);
     }
 
     #[test]

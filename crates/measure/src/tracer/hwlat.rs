@@ -35,7 +35,7 @@ pub struct HwlatConfig {
     pub host: HostContext,
     pub tool: String,
     pub started_at: Option<String>,
-    pub params: serde_json::Value,
+    pub params: results::LatencyParams,
 }
 
 /// The hex `tracing_cpumask` of `cpus`, in 32-bit words as the kernel prints it.
@@ -165,8 +165,10 @@ pub fn run(cfg: &HwlatConfig, tracefs_dir: &str) -> Result<LatencyResult, Measur
     envelope.partial = interrupted;
     envelope.duration_ns = elapsed;
     envelope.host = cfg.host.clone();
-    envelope.params = cfg.params.clone();
-    envelope.params["engine"] = "hwlat".into();
+    envelope.params = results::Params::Latency(results::LatencyParams {
+        engine: Some(results::tracer::TracerName::Hwlat),
+        ..cfg.params.clone()
+    });
     envelope.started_at = cfg.started_at.clone();
     let threads = cfg
         .cpus

@@ -138,7 +138,7 @@ pub fn run(
                 notes.push(format!(
                     "/dev/cpu_dma_latency not held ({e}): deep C-state exits are included"
                 ));
-                held.params["dma_latency"] = false.into();
+                held.params.dma_latency = Some(false);
                 None
             }
         }
@@ -339,9 +339,10 @@ pub fn run(
         refused: None,
         rt_cgroup: None,
     });
-    r.envelope.params["policy"] = ran.as_str().into();
-    r.envelope.params["priority"] = prio.into();
-    r.envelope.params["engine"] = name.as_str().into();
+    let p = r.envelope.params.latency_mut();
+    p.policy = Some(ran);
+    p.priority = prio;
+    p.engine = Some(name);
     for t in &mut r.threads {
         t.priority = Some(prio.unwrap_or(0));
         t.last_ns = None;

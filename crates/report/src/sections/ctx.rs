@@ -69,10 +69,9 @@ pub(crate) fn run_conditions(source: &str, env: &results::Envelope, load: Option
     if env.partial {
         rows.push(("partial".into(), "yes: the run was cut short".into()));
     }
-    if let Some(o) = env.params.as_object() {
-        for (k, v) in o.iter().filter(|(_, v)| !v.is_null()) {
-            rows.push((k.clone(), crate::input::value_text(v)));
-        }
+    for (k, v) in env.params.entries().into_iter().filter(|(_, v)| !v.is_null()) {
+        let text = crate::input::value_text(&v);
+        rows.push((k, text));
     }
     if let Some(l) = load {
         rows.push(("load".into(), l));

@@ -4,7 +4,6 @@
 //! attribution of the noise per CPU.
 
 use results::{Bucket, LatencyResult, LoadInfo, ThreadResult};
-use serde_json::Value;
 
 use super::ctx::Ctx;
 use crate::input::{Body, Doc};
@@ -117,7 +116,7 @@ fn max_per(step: u64) -> String {
 
 /// The threshold the run was measured against (`params.threshold_ns`), else `default`.
 pub(crate) fn threshold(r: &LatencyResult, default: u64) -> u64 {
-    r.envelope.params.get("threshold_ns").and_then(Value::as_u64).unwrap_or(default)
+    r.envelope.params.latency().and_then(|p| p.threshold_ns).unwrap_or(default)
 }
 
 /// `CPU 3`, or `thread 0` (its place in the result) when the result does not say the CPU.
@@ -718,12 +717,13 @@ fn overlay_blocks(
 /// only the request gets `policy` = what ran and `requested_policy` = what it asked for).
 fn ran_conditions(r: &LatencyResult, ran: Option<util::sched::Policy>) -> results::Envelope {
     let mut env = r.envelope.clone();
-    let asked = env.params.get("policy").and_then(Value::as_str).map(str::to_string);
-    if let (Some(ran), Some(asked), Some(o)) = (ran, asked, env.params.as_object_mut()) {
-        if asked != ran.as_str() {
-            o.insert("requested_policy".into(), asked.into());
-            o.insert("policy".into(), ran.as_str().into());
-            o.insert("priority".into(), Value::Null);
+    let asked = env.params.latency().and_then(|p| p.policy);
+    if let (Some(ran), Some(asked)) = (ran, asked) {
+        if asked != ran {
+            let p = env.params.latency_mut();
+            p.requested_policy = Some(asked);
+            p.policy = Some(ran);
+            p.priority = None;
         }
     }
     env

@@ -157,11 +157,15 @@ fn record(r: &Run, secs: u64, per_s: u64) -> (ThreadResult, Vec<Vec<u64>>) {
 fn timer(host: &host::Host, runs: &[Run], secs: u64, threshold_us: Option<u64>) -> LatencyResult {
     let mut env = envelope(Kind::Timer, host, "2026-11-22T02:00:00Z", secs);
     let threshold_ns = threshold_us.map(|t| t * 1000);
-    env.params = json!({
-        "kind": "timer", "cpus": "1-3,5", "main_cpu": 0, "policy": "fifo", "priority": 95,
-        "interval_ns": 1_000_000, "duration_ns": env.duration_ns, "threshold_ns": threshold_ns,
-        "stop_on_threshold": false, "dma_latency": true,
-    });
+    env.params = results::Params::read(
+        env.kind,
+        json!({
+            "kind": "timer", "cpus": "1-3,5", "main_cpu": 0, "policy": "fifo", "priority": 95,
+            "interval_ns": 1_000_000, "duration_ns": env.duration_ns, "threshold_ns": threshold_ns,
+            "stop_on_threshold": false, "dma_latency": true,
+        }),
+    )
+    .expect("params");
     let mut breaches = Vec::new();
     let threads = runs
         .iter()
@@ -213,10 +217,14 @@ fn noise(host: &host::Host, runs: &[Run]) -> LatencyResult {
     const SECS: u64 = 30;
     const FLOOR_NS: u64 = 1_200;
     let mut env = envelope(Kind::Noise, host, "2026-11-22T02:02:00Z", SECS);
-    env.params = json!({
-        "kind": "noise", "cpus": "1-3,5", "main_cpu": 0, "policy": "other",
-        "duration_ns": env.duration_ns, "noise_threshold_ns": FLOOR_NS,
-    });
+    env.params = results::Params::read(
+        env.kind,
+        json!({
+            "kind": "noise", "cpus": "1-3,5", "main_cpu": 0, "policy": "other",
+            "duration_ns": env.duration_ns, "noise_threshold_ns": FLOOR_NS,
+        }),
+    )
+    .expect("params");
     let threads = runs
         .iter()
         .map(|r| {
@@ -267,7 +275,11 @@ fn noise(host: &host::Host, runs: &[Run]) -> LatencyResult {
 /// each CPU (the `expected`/`verdict` wording of `measure::ticks::rates`).
 fn ticks(host: &host::Host, loc: [f64; 8]) -> TicksResult {
     let mut env = envelope(Kind::Ticks, host, "2026-11-22T02:03:00Z", 5);
-    env.params = json!({ "cpus": "0-7", "duration_ns": env.duration_ns, "main_cpu": 0 });
+    env.params = results::Params::read(
+        env.kind,
+        json!({ "cpus": "0-7", "duration_ns": env.duration_ns, "main_cpu": 0 }),
+    )
+    .expect("params");
     let nohz = host.nohz_full_cpus();
     let cpus = (0..8u32)
         .map(|cpu| {
@@ -386,10 +398,14 @@ fn scenario(f: &Fsync, secs: u64) -> Scenario {
 fn fsync(host: &host::Host, specs: &[Fsync]) -> FsyncResult {
     const SECS: u64 = 30;
     let mut env = envelope(Kind::Fsync, host, "2026-11-22T02:04:00Z", SECS * specs.len() as u64);
-    env.params = json!({
-        "dir": "/var/lib/etcd", "block_size": 2300, "window_ns": 1_000_000_000u64,
-        "matrix": specs.len() > 1,
-    });
+    env.params = results::Params::read(
+        env.kind,
+        json!({
+            "dir": "/var/lib/etcd", "block_size": 2300, "window_ns": 1_000_000_000u64,
+            "matrix": specs.len() > 1,
+        }),
+    )
+    .expect("params");
     let storage = StorageEnv {
         dir: "/var/lib/etcd".into(),
         device: Some("nvme0n1".into()),
@@ -463,7 +479,7 @@ fn future_kind(host: &host::Host) -> serde_json::Value {
     let mut env = envelope(Kind::Timer, host, "2026-11-22T02:05:00Z", 60);
     env.tool = "lowlat 0.2.0".into();
     env.partial = true;
-    env.params = json!({});
+    env.params = results::Params::read(env.kind, json!({})).expect("params");
     let mut v = serde_json::to_value(&env).expect("envelope serializes");
     v["kind"] = json!("hwlat");
     v["gaps"] = json!([1, 2, 3]);

@@ -15,7 +15,7 @@ fn us(ns: u64) -> u64 {
 /// a histogram of `n` 1 µs buckets (`000000`…) and its overflow lines are added, like `-h n`.
 pub fn to_text(r: &LatencyResult, histogram_us: Option<u32>) -> String {
     let mut out = String::new();
-    if r.envelope.params.get("dma_latency").and_then(|v| v.as_bool()) == Some(true) {
+    if r.envelope.params.latency().and_then(|p| p.dma_latency) == Some(true) {
         out.push_str("# /dev/cpu_dma_latency set to 0us\n");
     }
     for (i, t) in r.threads.iter().enumerate() {

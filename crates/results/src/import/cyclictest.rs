@@ -8,14 +8,14 @@
 //! its percentiles unknown. A last line without its newline is not trusted. The summary is
 //! checked against the histogram (`# Total:` = Σ rows, max ≥ the highest row, …).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{check_thread, num, rtjson, us_to_ns, ImportError, Printed};
 use crate::histogram::{Bucket, HistogramData, Summary};
 use crate::latency::{
     summary_from_buckets, summary_without_histogram, LatencyResult, Outliers, ThreadResult,
 };
-use crate::Envelope;
+use crate::{Envelope, LatencyParams, Params};
 
 /// Import cyclictest text or JSON (detected by content).
 pub fn import(text: &str) -> Result<LatencyResult, ImportError> {
@@ -465,7 +465,13 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     notes.push(OVERRUNS_NOTE.into());
     let mut envelope = Envelope::new(crate::Kind::Timer, "cyclictest");
     envelope.partial = partial;
-    envelope.params = json!({ "source": "cyclictest", "format": "text", "histogram_layout": layout, "dma_latency": t.dma });
+    envelope.params = Params::Latency(LatencyParams {
+        source: Some("cyclictest".into()),
+        format: Some("text".into()),
+        histogram_layout: layout.map(str::to_string),
+        dma_latency: Some(t.dma),
+        ..LatencyParams::default()
+    });
     Ok(LatencyResult {
         envelope,
         realtime: true,
@@ -611,11 +617,12 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
     envelope.host = rtjson::host(&v);
     envelope.started_at = v["start_time"].as_str().map(str::to_string);
     envelope.failed = rtjson::failed(&v, "cyclictest");
-    envelope.params = json!({
-        "source": "cyclictest",
-        "format": "json",
-        "cmdline": rtjson::field(&v, "cmdline"),
-        "return_code": v["return_code"],
+    envelope.params = Params::Latency(LatencyParams {
+        source: Some("cyclictest".into()),
+        format: Some("json".into()),
+        cmdline: rtjson::field(&v, "cmdline").and_then(Value::as_str).map(str::to_string),
+        return_code: v["return_code"].as_i64(),
+        ..LatencyParams::default()
     });
     Ok(LatencyResult {
         envelope,

@@ -8,14 +8,12 @@
 //! Values are checked: a counter frequency of 0, a negative or absurd latency, a maximum below
 //! the highest bucket or an average above the maximum are errors.
 
-use serde_json::json;
-
 use super::{check_thread, float_to_ns, num, rtjson, ImportError, Printed};
 use crate::histogram::{Bucket, HistogramData};
 use crate::latency::{
     summary_from_buckets, summary_without_histogram, LatencyResult, ThreadResult,
 };
-use crate::Envelope;
+use crate::{Envelope, LatencyParams, Params};
 
 /// Import oslat text or JSON (detected by content).
 pub fn import(text: &str) -> Result<LatencyResult, ImportError> {
@@ -251,7 +249,11 @@ pub fn import_text(text: &str) -> Result<LatencyResult, ImportError> {
     let mut envelope = Envelope::new(crate::Kind::Noise, &tool);
     envelope.partial = !complete || cut_line.is_some();
     envelope.duration_ns = duration_ns(&cols);
-    envelope.params = json!({ "source": "oslat", "format": "text" });
+    envelope.params = Params::Latency(LatencyParams {
+        source: Some("oslat".into()),
+        format: Some("text".into()),
+        ..LatencyParams::default()
+    });
     let mut notes = notes();
     if !complete {
         notes.insert(0, "CUT SHORT: the input ends before oslat's summary (Minimum, Average, Maximum, Duration), which it always prints: percentiles are unknown, min, avg and max come from the bucket rows read and the true maximum may be higher".into());
@@ -365,7 +367,12 @@ pub fn import_json(text: &str) -> Result<LatencyResult, ImportError> {
     envelope.started_at = v["start_time"].as_str().map(str::to_string);
     envelope.duration_ns = duration_ns(&cols);
     envelope.failed = rtjson::failed(&v, "oslat");
-    envelope.params = json!({ "source": "oslat", "format": "json", "cmdline": cmdline });
+    envelope.params = Params::Latency(LatencyParams {
+        source: Some("oslat".into()),
+        format: Some("json".into()),
+        cmdline: Some(cmdline),
+        ..LatencyParams::default()
+    });
     Ok(LatencyResult {
         envelope,
         realtime: false,

@@ -215,16 +215,18 @@ pub fn run(
         Source::Prometheus { selector, .. } => (Some(selector.as_str()), true),
         Source::Metrics { .. } => (None, false),
     };
-    e.params = serde_json::json!({
-        "endpoint": endpoint,
-        "prometheus": prometheus,
-        "selector": selector,
-        "duration_ns": req.duration.as_nanos() as u64,
-        "interval_ns": req.interval.as_nanos() as u64,
-        "cacert": req.tls.cacert,
-        "cert": req.tls.cert,
-        "key": req.tls.key,
-        "bearer_token": req.bearer.is_some(),
+    let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    e.params = results::Params::Etcd(results::EtcdParams {
+        endpoint: Some(endpoint.to_string()),
+        prometheus: Some(prometheus),
+        selector: selector.map(str::to_string),
+        duration_ns: Some(req.duration.as_nanos() as u64),
+        interval_ns: Some(req.interval.as_nanos() as u64),
+        cacert: path(&req.tls.cacert),
+        cert: path(&req.tls.cert),
+        key: path(&req.tls.key),
+        bearer_token: Some(req.bearer.is_some()),
+        ..results::EtcdParams::default()
     });
     Ok(EtcdRun { result, interrupted })
 }

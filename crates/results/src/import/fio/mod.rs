@@ -13,7 +13,7 @@ mod json;
 mod text;
 
 use crate::fsync::{verdicts, FsyncResult, LatNs, Scenario, StorageEnv};
-use crate::Envelope;
+use crate::{Envelope, FsyncParams, Params};
 
 /// Why a fio output could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -184,8 +184,12 @@ pub fn import(text: &str) -> Result<FsyncResult, FioImportError> {
     env.partial = read.partial;
     env.failed = (!failed.is_empty()).then(|| failed.join("; "));
     env.duration_ns = scenarios.first().map_or(0, |s| s.duration_ns);
-    env.params =
-        serde_json::json!({ "source": "fio", "format": read.format, "job_options": read.options });
+    env.params = Params::Fsync(FsyncParams {
+        source: Some("fio".into()),
+        format: Some(read.format.to_string()),
+        job_options: Some(read.options).filter(|o| !o.is_null()),
+        ..FsyncParams::default()
+    });
     Ok(FsyncResult::new(env, StorageEnv::default(), scenarios))
 }
 
@@ -221,7 +225,8 @@ mod tests {
         let mixed = format!("{FIO}\netcd: (groupid=0, jobs=1): err= 0: pid=1\n  write: IOPS=1\n");
         let r = import(&mixed).unwrap();
         assert_eq!(r.lat_ns.p99, 313_344);
-        assert_eq!(r.envelope.params["format"], "normal,json");
+        let Params::Fsync(p) = &r.envelope.params else { panic!("fsync params") };
+        assert_eq!(p.format.as_deref(), Some("normal,json"));
     }
 
     #[test]
