@@ -13,7 +13,7 @@ use crate::build::{device_node, make_plan, read_host, PlanRequest};
 use crate::cluster::{self, PoolMeta};
 use crate::error::PlanError;
 use crate::layout::Layout;
-use crate::model::{HugepageRequest, Plan, PlanOptions, Power, Style, TopologyPolicy};
+use crate::model::{Flavour, HugepageRequest, Plan, PlanOptions, Power, Style, TopologyPolicy};
 use crate::partition::{CpuRequest, PartitionRequest};
 use crate::ppc::args::ArgsFile;
 use crate::ppc::{PpcError, PpcInput};
@@ -78,6 +78,10 @@ pub struct Request {
     pub busy_poll_us: Option<u64>,
     /// Idle limit in µs: no idle state with a longer exit latency on the isolated CPUs.
     pub idle_limit_us: Option<u64>,
+    /// What will configure the node (the boot line `verify` expects); default `nto` for a
+    /// plan made from a must-gather (an OpenShift node, which `render openshift` and
+    /// `render performance-profile` configure as NTO does), else unset (lowlat's renders).
+    pub render_flavour: Option<Flavour>,
 }
 
 /// The largest busy-poll time and idle limit accepted (1 s): both are µs-range knobs, and a
@@ -322,6 +326,9 @@ impl Request {
                 intel_pstate: None,
                 busy_poll_us: self.busy_poll_us,
                 idle_limit_us: self.idle_limit_us,
+                render_flavour: self.render_flavour.or_else(|| {
+                    matches!(self.source, Source::MustGather { .. }).then_some(Flavour::Nto)
+                }),
             },
             partition: PartitionRequest {
                 reserved,

@@ -439,15 +439,8 @@ pub fn apply_script(plan: &Plan, role: &str) -> String {
 /// writes it.
 pub fn nto_settings(plan: &Plan) -> Plan {
     let mut p = plan.clone();
-    p.kernel_args.retain(|a| a.key != "irqaffinity" && a.key != "kthread_cpus");
-    let not_isolated =
-        plan.reserved.union(&plan.offlined).union(&plan.smt_disabled).difference(&plan.isolated);
-    for a in &mut p.kernel_args {
-        if a.key == "systemd.cpu_affinity" {
-            let cpus: Vec<String> = not_isolated.iter().map(|c| c.to_string()).collect();
-            a.value = Some(cpus.join(","));
-        }
-    }
+    // the one definition of NTO's boot line, which `verify` expects on an NTO node too
+    p.kernel_args = plan.boot_args_for(plan::Flavour::Nto);
     p.runtime.retain(|r| {
         !matches!(r, plan::RuntimeItem::Sysctl { name, .. } if name == "kernel.watchdog_cpumask")
     });
