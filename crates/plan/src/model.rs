@@ -146,6 +146,11 @@ pub struct PlanOptions {
     /// above it (deeper states disabled, PM QoS held). Replaces the power mode's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_limit_us: Option<u64>,
+    /// The HyperShift NodePool the plan is for (a hosted control plane's nodes, which take no
+    /// MachineConfig): `render performance-profile` writes the PerformanceProfile inside a
+    /// ConfigMap, as PPC's `--node-pool-name` does, for the NodePool's `spec.tuningConfig`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_pool: Option<String>,
     /// What configures the node from this plan, which decides the boot line `verify` expects
     /// ([`Plan::boot_args`]). Absent (plans from before the field, or not said): `lowlat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

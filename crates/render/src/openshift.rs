@@ -507,8 +507,11 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
             ]),
         ));
     }
-    let (mk, mv) = mcp_selector(plan, &role);
-    spec.push(("machineConfigPoolSelector", map(vec![(mk, s(mv))])));
+    // a hosted control plane's NodePool has no MachineConfigPool (PPC writes no selector)
+    if o.node_pool.is_none() {
+        let (mk, mv) = mcp_selector(plan, &role);
+        spec.push(("machineConfigPoolSelector", map(vec![(mk, s(mv))])));
+    }
     if let Some(uln) = o.user_level_networking {
         spec.push(("net", map(vec![("userLevelNetworking", b(uln))])));
     }
@@ -530,20 +533,42 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
             ]),
         ));
     }
-    map(vec![
+    let mut profile = vec![
         ("apiVersion", s("performance.openshift.io/v2")),
         ("kind", s("PerformanceProfile")),
         ("metadata", map(vec![("name", s(plan.name.clone()))])),
         ("spec", map(spec)),
+    ];
+    if o.node_pool.is_some() {
+        // PPC serializes the profile inside the ConfigMap with the API machinery's
+        // serializer, which writes the empty status
+        profile.push(("status", map(Vec::<(&str, Value)>::new())));
+    }
+    map(profile)
+}
+
+/// The namespace PPC puts a hosted control plane's tuning ConfigMaps in (HyperShift's
+/// `clusters`, where the HostedCluster and its NodePools live).
+pub const HOSTED_NAMESPACE: &str = "clusters";
+
+/// An object for a hosted control plane's NodePool: inside a ConfigMap under the `tuning`
+/// key, as PPC's `--node-pool-name` writes it (`spec.tuningConfig` of the NodePool names it).
+pub fn hosted_config_map(name: &str, object: &Value) -> Value {
+    map(vec![
+        ("apiVersion", s("v1")),
+        ("data", map(vec![("tuning", s(doc(object)))])),
+        ("kind", s("ConfigMap")),
+        ("metadata", map(vec![("name", s(name)), ("namespace", s(HOSTED_NAMESPACE))])),
     ])
 }
 
-/// The PerformanceProfile as a file (PPC prints `---` first).
+/// The PerformanceProfile as a file (PPC prints `---` first); for a HyperShift NodePool, in
+/// its ConfigMap.
 pub fn performance_profile_file(plan: &Plan, role: Option<&str>) -> OutFile {
-    OutFile::new(
-        "performance-profile.yaml",
-        format!("---\n{}", doc(&performance_profile(plan, role))),
-    )
+    let pp = performance_profile(plan, role);
+    let object =
+        if plan.options.node_pool.is_some() { hosted_config_map(&plan.name, &pp) } else { pp };
+    OutFile::new("performance-profile.yaml", format!("---\n{}", doc(&object)))
 }
 
 /// The TuneD profile the Node Tuning Operator generates from a PerformanceProfile.
@@ -610,6 +635,12 @@ pub fn performance_profile_files(plan: &Plan, role: Option<&str>) -> Vec<OutFile
             plan.name,
             performance_tuned_profile(plan)
         );
+        // a hosted cluster takes Tuned objects in ConfigMaps too (NodePool spec.tuningConfig)
+        let patch = if plan.options.node_pool.is_some() {
+            hosted_config_map(&format!("{}-performance-patch", plan.name), &patch)
+        } else {
+            patch
+        };
         v.push(OutFile::new("performance-patch-tuned.yaml", docs(&h, &[patch])));
     }
     v

@@ -27,6 +27,10 @@ pub struct Args {
     /// must be identical.
     #[arg(long, value_name = "POOL")]
     pub mcp_name: Option<String>,
+    /// A hosted control plane's NodePool (PPC's flag; needs --must-gather of the hosted
+    /// cluster): `render performance-profile` then writes the profile in a ConfigMap.
+    #[arg(long, value_name = "NODEPOOL")]
+    pub node_pool_name: Option<String>,
     /// PPC's name for --must-gather.
     #[arg(
         long = "must-gather-dir-path",
@@ -123,6 +127,7 @@ impl Args {
         plan::Request {
             source: plan::Source::pick(mg, self.host.node, self.host.root),
             pool: self.mcp_name,
+            node_pool: self.node_pool_name,
             ppc_args: self.ppc_args,
             name: self.name,
             style: self.style,

@@ -720,16 +720,10 @@ fn ppc_arguments_lowlat_cannot_honour_are_refused() {
         .code(2)
         .stderr(predicates::str::contains("default power consumption mode is not available"));
     let dir = tempfile::tempdir().unwrap();
-    for (json, what) in [
-        (
-            r#"{"mcp-name":"worker-cnf","reserved-cpu-count":4,"rt-kernel":false,"enable-hardware-tuning":true}"#,
-            "hardwareTuning",
-        ),
-        (
-            r#"{"node-pool-name":"np1","reserved-cpu-count":4,"rt-kernel":false}"#,
-            "hosted control plane",
-        ),
-    ] {
+    for (json, what) in [(
+        r#"{"mcp-name":"worker-cnf","reserved-cpu-count":4,"rt-kernel":false,"enable-hardware-tuning":true}"#,
+        "hardwareTuning",
+    )] {
         let f = dir.path().join("args.json");
         std::fs::write(&f, json).unwrap();
         lowlat()
@@ -740,5 +734,61 @@ fn ppc_arguments_lowlat_cannot_honour_are_refused() {
             .assert()
             .code(2)
             .stderr(predicates::str::contains(what));
+    }
+}
+
+#[test]
+fn hosted_control_plane_profile_is_what_ppc_writes() {
+    // issue 20 item 8: on a hosted control plane's must-gather (Infrastructure
+    // controlPlaneTopology External) PPC's --node-pool-name, and --mcp-name as its alias there,
+    // writes the PerformanceProfile inside a ConfigMap (namespace `clusters`, key `tuning`) for
+    // the NodePool's spec.tuningConfig: no machineConfigPoolSelector, the worker node selector
+    let text = std::fs::read_to_string(oracle().join("hosted.yaml")).unwrap();
+    let cases: Vec<Yaml> = serde_norway::from_str(&text).unwrap();
+    assert!(cases.len() >= 2, "hosted.yaml: {} cases", cases.len());
+    for c in &cases {
+        let name = c["name"].as_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("plan.yaml");
+        lowlat()
+            .args(["plan", "--must-gather"])
+            .arg(repo().join("testdata/fixtures").join(c["must_gather"].as_str().unwrap()))
+            .args(["--style", "ppc"])
+            .args(c["ppc"].as_str().unwrap().split_whitespace())
+            .arg("-o")
+            .arg(&plan)
+            .assert()
+            .success();
+        let got = lowlat()
+            .args(["render", "--plan"])
+            .arg(&plan)
+            .arg("performance-profile")
+            .assert()
+            .success();
+        let got = yaml_docs(&String::from_utf8(got.get_output().stdout.clone()).unwrap()).remove(0);
+        let golden = oracle().join("hosted");
+        let want = yaml_file(&golden.join(format!("{name}.yaml")));
+        let inner = |v: &Yaml| yaml_docs(v["data"]["tuning"].as_str().unwrap()).remove(0);
+        assert_eq!(inner(&got), inner(&want), "{name}: the PerformanceProfile in the ConfigMap");
+        let outer = |v: &Yaml| {
+            let mut v = v.clone();
+            v["data"]["tuning"] = Yaml::Null;
+            v
+        };
+        assert_eq!(outer(&got), outer(&want), "{name}: the ConfigMap around it");
+        let webhook = std::fs::read_to_string(golden.join(format!("{name}.webhook.txt"))).unwrap();
+        assert!(
+            webhook.contains("rc=0") && !webhook.contains("webhook_errors"),
+            "{name}: {webhook}"
+        );
+        // a hosted cluster's nodes take no MachineConfig: NTO renders them from the ConfigMap
+        lowlat()
+            .args(["render", "--plan"])
+            .arg(&plan)
+            .args(["openshift", "-o"])
+            .arg(dir.path().join("os"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("NodePool np1"));
     }
 }
