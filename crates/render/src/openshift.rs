@@ -132,6 +132,42 @@ fn hugepages_unit(node: usize, kb: u64, count: u64) -> Value {
     ])
 }
 
+/// NTO's `ocp-tuned-one-shot.service`, unchanged (NTO commit d2394aa8, Apache-2.0; see
+/// `NOTICE`): before the kubelet starts after a reboot, it runs NTO's image once to apply
+/// the node's TuneD profile (so huge pages, sysctls and IRQ settings are in place before pods
+/// land). The image comes from `/var/lib/ocp-tuned/image.env`, which NTO's operand writes on
+/// the node; without that file the unit does nothing (`ConditionPathExists`).
+const TUNED_ONE_SHOT_UNIT: &str = include_str!("../assets/nto/ocp-tuned-one-shot.service");
+
+const CPUSET_CONFIGURE_PATH: &str = "/usr/local/bin/cpuset-configure.sh";
+
+/// NTO's `cpuset-configure.sh` (same origin as [`TUNED_ONE_SHOT_UNIT`]), with its OVS slice
+/// filled in as NTO fills it: on cgroup v1 it moves the services into a `system` cpuset on
+/// the reserved CPUs, so containers can have CPU load balancing disabled; on cgroup v2 it exits.
+fn cpuset_configure_script() -> String {
+    include_str!("../assets/nto/cpuset-configure.sh").replace("{{ .OvsSliceName }}", "ovs.slice")
+}
+
+/// The unit that runs [`cpuset_configure_script`], as NTO's render writes it.
+fn cpuset_configure_unit() -> Value {
+    map(vec![
+        (
+            "contents",
+            s(format!("[Unit]\nDescription=Move services to reserved cpuset\nBefore=kubelet.service\nAfter=crio.service\n\n[Service]\nType=oneshot\nExecStart={CPUSET_CONFIGURE_PATH}\n\n[Install]\nWantedBy=multi-user.target crio.service\n")),
+        ),
+        ("enabled", b(true)),
+        ("name", s("cpuset-configure.service")),
+    ])
+}
+
+fn tuned_one_shot_unit() -> Value {
+    map(vec![
+        ("contents", s(TUNED_ONE_SHOT_UNIT)),
+        ("enabled", b(true)),
+        ("name", s("ocp-tuned-one-shot.service")),
+    ])
+}
+
 const OFFLINE_SCRIPT_PATH: &str = "/usr/local/bin/set-cpus-offline.sh";
 
 /// Takes the CPUs of `OFFLINE_CPUS` (a comma list) offline, after checking that each exists.
@@ -280,9 +316,13 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
         0o644,
         "# lowlat: ovnkube-node manages the CPU affinity of the OVS services while this file\n# exists and is not empty; empty it (or delete it) to turn that off\n",
     ));
+    // NTO's cgroup v1 cpuset preparation, always there as NTO has it (a no-op on cgroup v2)
+    files.push(ignition_file(CPUSET_CONFIGURE_PATH, 0o700, &cpuset_configure_script()));
     config.push(("storage", map(vec![("files", seq(files))])));
-    let mut units: Vec<Value> = offline_unit(plan).into_iter().collect();
+    let mut units = vec![cpuset_configure_unit()];
+    units.extend(offline_unit(plan));
     units.push(clear_irqbalance_unit());
+    units.push(tuned_one_shot_unit());
     units.extend(pages.iter().map(|(node, kb, count)| hugepages_unit(*node, *kb, *count)));
     if !units.is_empty() {
         config.push(("systemd", map(vec![("units", seq(units))])));
