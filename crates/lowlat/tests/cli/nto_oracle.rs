@@ -717,10 +717,17 @@ fn ppc_arguments_lowlat_cannot_honour_are_refused() {
         .code(2)
         .stderr(predicates::str::contains("default power consumption mode is not available"));
     let dir = tempfile::tempdir().unwrap();
-    for (json, what) in [(
-        r#"{"mcp-name":"worker-cnf","reserved-cpu-count":4,"rt-kernel":false,"enable-hardware-tuning":true}"#,
-        "hardwareTuning",
-    )] {
+    for (json, what) in [
+        (
+            r#"{"mcp-name":"worker-cnf","reserved-cpu-count":4,"rt-kernel":false,"enable-hardware-tuning":true}"#,
+            "hardwareTuning",
+        ),
+        // PPC refuses a pool and a NodePool at once, in the arguments file too
+        (
+            r#"{"mcp-name":"worker-cnf","node-pool-name":"np1","reserved-cpu-count":4,"rt-kernel":false}"#,
+            "--mcp-name and --node-pool-name options cannot be used together",
+        ),
+    ] {
         let f = dir.path().join("args.json");
         std::fs::write(&f, json).unwrap();
         lowlat()
