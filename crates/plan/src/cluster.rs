@@ -216,6 +216,9 @@ pub fn node_selector(pool: &PoolMeta) -> Option<(String, String)> {
     pool.node_selector.match_labels.iter().next().map(|(k, v)| (k.clone(), v.clone()))
 }
 
+/// The label a hosted control plane (HyperShift) puts on its nodes: their NodePool.
+pub const NODE_POOL_LABEL: &str = "hypershift.openshift.io/nodePool";
+
 /// A must-gather's cluster-scoped data.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cluster {
@@ -223,6 +226,10 @@ pub struct Cluster {
     pub base: PathBuf,
     pub nodes: Vec<NodeMeta>,
     pub pools: Vec<PoolMeta>,
+    /// A hosted control plane's cluster (HyperShift): the Infrastructure object's
+    /// `status.controlPlaneTopology` is `External`, PPC's test. Its nodes belong to NodePools
+    /// (the [`NODE_POOL_LABEL`] label), not MachineConfigPools.
+    pub hosted: bool,
 }
 
 impl Cluster {
@@ -293,7 +300,16 @@ pub fn load(dir: &Path) -> Result<Cluster, PlanError> {
     for p in yaml_files(&csr.join("machineconfiguration.openshift.io/machineconfigpools")) {
         pools.push(parse_pool(&read(&p)?, &p.display().to_string())?);
     }
-    Ok(Cluster { base, nodes, pools })
+    // PAO-era must-gathers have no Infrastructure object: not hosted
+    let infra = csr.join("config.openshift.io/infrastructures/cluster.yaml");
+    let hosted = if infra.is_file() {
+        let v = parse_value(&read(&infra)?, &infra.display().to_string())?;
+        v.get("status").and_then(|s| s.get("controlPlaneTopology")).and_then(Value::as_str)
+            == Some("External")
+    } else {
+        false
+    };
+    Ok(Cluster { base, nodes, pools, hosted })
 }
 
 /// A must-gather node to plan for.
@@ -306,6 +322,42 @@ pub struct Target {
     /// The node's pool and every pool of the cluster (the pool's unique label is computed
     /// among them), when the node belongs to one.
     pub pool: Option<(PoolMeta, Vec<PoolMeta>)>,
+    /// On a hosted control plane's must-gather: the NodePool planned for.
+    pub node_pool: Option<String>,
+}
+
+/// Read the first of `nodes` and check that the others share its topology (PPC's
+/// "targeted nodes differ").
+fn one_topology(
+    dir: &Path,
+    nodes: &[&str],
+    pool_name: &str,
+) -> Result<(host::Host, String), PlanError> {
+    let read_node = |n: &str| -> Result<host::Host, PlanError> {
+        read_host(&host::Root::must_gather(dir, Some(n))?)
+    };
+    let Some((first, rest)) = nodes.split_first() else {
+        return Err(PlanError::invalid(
+            format!("pool {pool_name} has no schedulable nodes in {}", dir.display()),
+            "pick another pool",
+        ));
+    };
+    let host = read_node(first)?;
+    let layout = Layout::from_host(&host);
+    for n in rest {
+        let other = Layout::from_host(&read_node(n)?);
+        if !layout.same_topology(&other) {
+            return Err(PlanError::invalid(
+                format!(
+                    "targeted nodes differ: nodes {first} and {n} have different topology ({} vs {})",
+                    layout.describe(),
+                    other.describe()
+                ),
+                "plan them separately with --node",
+            ));
+        }
+    }
+    Ok((host, first.to_string()))
 }
 
 /// The node of the must-gather `dir` to plan for: the nodes of `pool` (all of them must have
@@ -316,6 +368,30 @@ pub fn target(dir: &Path, pool: Option<&str>, node: Option<&str>) -> Result<Targ
         read_host(&host::Root::must_gather(dir, Some(n))?)
     };
     match (pool, node) {
+        // a hosted control plane: the pool is a NodePool, its nodes carry its label (PPC's
+        // `--node-pool-name`, for which `--mcp-name` is an alias there)
+        (Some(pool_name), node) if cl.hosted => {
+            let mut nodes: Vec<&str> = cl
+                .nodes
+                .iter()
+                .filter(|n| n.labels.get(NODE_POOL_LABEL).map(String::as_str) == Some(pool_name))
+                .map(|n| n.name.as_str())
+                .collect();
+            if let Some(n) = node {
+                if !nodes.contains(&n) {
+                    return Err(PlanError::invalid(
+                        format!(
+                            "node {n} is not in NodePool {pool_name} (its nodes: {})",
+                            nodes.join(", ")
+                        ),
+                        "pick one of its nodes, or plan for the whole NodePool",
+                    ));
+                }
+                nodes = vec![n];
+            }
+            let (host, first) = one_topology(dir, &nodes, pool_name)?;
+            Ok(Target { host, node: first, pool: None, node_pool: Some(pool_name.to_string()) })
+        }
         (Some(pool_name), node) => {
             let pool = cl.pool(pool_name)?.clone();
             let mut nodes: Vec<&str> = nodes_for_pool(&pool, &cl.pools, &cl.nodes)
@@ -334,28 +410,8 @@ pub fn target(dir: &Path, pool: Option<&str>, node: Option<&str>) -> Result<Targ
                 }
                 nodes = vec![n];
             }
-            let Some((first, rest)) = nodes.split_first() else {
-                return Err(PlanError::invalid(
-                    format!("pool {pool_name} has no schedulable nodes in {}", dir.display()),
-                    "pick another pool",
-                ));
-            };
-            let host = read_node(first)?;
-            let layout = Layout::from_host(&host);
-            for n in rest {
-                let other = Layout::from_host(&read_node(n)?);
-                if !layout.same_topology(&other) {
-                    return Err(PlanError::invalid(
-                        format!(
-                            "targeted nodes differ: nodes {first} and {n} have different topology ({} vs {})",
-                            layout.describe(),
-                            other.describe()
-                        ),
-                        "plan them separately with --node",
-                    ));
-                }
-            }
-            Ok(Target { host, node: first.to_string(), pool: Some((pool, cl.pools.clone())) })
+            let (host, first) = one_topology(dir, &nodes, pool_name)?;
+            Ok(Target { host, node: first, pool: Some((pool, cl.pools.clone())), node_pool: None })
         }
         (None, Some(n)) => {
             let host = read_node(n)?;
@@ -365,7 +421,7 @@ pub fn target(dir: &Path, pool: Option<&str>, node: Option<&str>) -> Result<Targ
                 .find(|x| x.name == n)
                 .and_then(|meta| primary_pool(meta, &cl.pools).ok().flatten())
                 .map(|p| (p.clone(), cl.pools.clone()));
-            Ok(Target { host, node: n.to_string(), pool })
+            Ok(Target { host, node: n.to_string(), pool, node_pool: None })
         }
         (None, None) => {
             let names: Vec<&str> = cl.nodes.iter().map(|n| n.name.as_str()).collect();

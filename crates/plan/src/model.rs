@@ -22,7 +22,47 @@ impl Plan {
     pub fn all_cpus(&self) -> CpuSet {
         self.reserved.union(&self.isolated).union(&self.offlined)
     }
+
+    /// What configures the node: the plan's [`PlanOptions::render_flavour`], `lowlat` when the
+    /// plan does not say (plans from before the field).
+    pub fn flavour(&self) -> Flavour {
+        self.options.render_flavour.unwrap_or(Flavour::Lowlat)
+    }
+
+    /// The boot line `flavour` gives the node: every planned argument for lowlat's renders;
+    /// for NTO's, without [`NTO_OMITS`] and with `systemd.cpu_affinity` over every CPU that is
+    /// not isolated (housekeeping, offline, SMT-off), as NTO writes it.
+    pub fn boot_args_for(&self, flavour: Flavour) -> Vec<KernelArg> {
+        let mut args = self.kernel_args.clone();
+        if flavour == Flavour::Nto {
+            args.retain(|a| !NTO_OMITS.contains(&a.key.as_str()));
+            let not_isolated = self
+                .reserved
+                .union(&self.offlined)
+                .union(&self.smt_disabled)
+                .difference(&self.isolated);
+            for a in &mut args {
+                if a.key == "systemd.cpu_affinity" {
+                    let cpus: Vec<String> = not_isolated.iter().map(|c| c.to_string()).collect();
+                    a.value = Some(cpus.join(","));
+                }
+            }
+        }
+        args
+    }
+
+    /// The boot line the node is configured with ([`Plan::boot_args_for`] its flavour).
+    pub fn boot_args(&self) -> Vec<KernelArg> {
+        self.boot_args_for(self.flavour())
+    }
 }
+
+/// Kernel arguments lowlat plans that NTO's boot line does not carry (`render openshift`
+/// leaves them out unless `--beyond-nto`): NTO keeps IRQs off a pod's CPUs per pod (CRI-O,
+/// with `isolcpus=managed_irq` for managed IRQs) instead of `irqaffinity=`, and `nohz_full=`
+/// keeps unbound kthreads on the housekeeping CPUs instead of `kthread_cpus=`. `verify` checks
+/// their effects on an NTO node rather than the arguments.
+pub const NTO_OMITS: [&str; 2] = ["irqaffinity", "kthread_cpus"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -106,6 +146,15 @@ pub struct PlanOptions {
     /// above it (deeper states disabled, PM QoS held). Replaces the power mode's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_limit_us: Option<u64>,
+    /// The HyperShift NodePool the plan is for (a hosted control plane's nodes, which take no
+    /// MachineConfig): `render performance-profile` writes the PerformanceProfile inside a
+    /// ConfigMap, as PPC's `--node-pool-name` does, for the NodePool's `spec.tuningConfig`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_pool: Option<String>,
+    /// What configures the node from this plan, which decides the boot line `verify` expects
+    /// ([`Plan::boot_args`]). Absent (plans from before the field, or not said): `lowlat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render_flavour: Option<Flavour>,
 }
 
 /// A closed set of names in the plan file: an enum serialized as its name, parsed from it
@@ -201,6 +250,18 @@ closed_set! {
         SingleNumaNode = "single-numa-node",
         BestEffort = "best-effort",
         Restricted = "restricted",
+    }
+}
+
+closed_set! {
+    /// What configures the node from a plan (`plan --render-flavour`).
+    Flavour: "render flavour" {
+        /// lowlat's renders (`cmdline`, `grubby`, `bls`, `grub`, `rpm-ostree`, `tuned`,
+        /// `render openshift --beyond-nto`): every planned kernel argument on the boot line.
+        Lowlat = "lowlat",
+        /// The Node Tuning Operator's configuration (`render openshift` by default,
+        /// `render performance-profile`): NTO's boot line, without [`NTO_OMITS`].
+        Nto = "nto",
     }
 }
 

@@ -13,7 +13,7 @@ use crate::build::{device_node, make_plan, read_host, PlanRequest};
 use crate::cluster::{self, PoolMeta};
 use crate::error::PlanError;
 use crate::layout::Layout;
-use crate::model::{HugepageRequest, Plan, PlanOptions, Power, Style, TopologyPolicy};
+use crate::model::{Flavour, HugepageRequest, Plan, PlanOptions, Power, Style, TopologyPolicy};
 use crate::partition::{CpuRequest, PartitionRequest};
 use crate::ppc::args::ArgsFile;
 use crate::ppc::{PpcError, PpcInput};
@@ -48,6 +48,9 @@ pub struct Request {
     pub source: Source,
     /// The MachineConfigPool whose nodes the plan is for (read from a must-gather).
     pub pool: Option<String>,
+    /// PPC's `--node-pool-name`: a hosted control plane's NodePool (on a must-gather that is
+    /// not a hosted cluster's, an alias of the pool, as in PPC).
+    pub node_pool: Option<String>,
     /// PPC's JSON arguments file: fills what is unset here and implies the ppc style.
     pub ppc_args: Option<PathBuf>,
     /// Plan / profile name (default `lowlat`, or `performance` in the ppc style).
@@ -78,6 +81,10 @@ pub struct Request {
     pub busy_poll_us: Option<u64>,
     /// Idle limit in µs: no idle state with a longer exit latency on the isolated CPUs.
     pub idle_limit_us: Option<u64>,
+    /// What will configure the node (the boot line `verify` expects); default `nto` for a
+    /// plan made from a must-gather (an OpenShift node, which `render openshift` and
+    /// `render performance-profile` configure as NTO does), else unset (lowlat's renders).
+    pub render_flavour: Option<Flavour>,
 }
 
 /// The largest busy-poll time and idle limit accepted (1 s): both are µs-range knobs, and a
@@ -99,6 +106,8 @@ struct Target {
     name: Option<String>,
     /// The node's pool and every pool of its cluster.
     pool: Option<(PoolMeta, Vec<PoolMeta>)>,
+    /// A hosted control plane's NodePool (then no MachineConfigPool).
+    node_pool: Option<String>,
 }
 
 impl Request {
@@ -138,12 +147,7 @@ impl Request {
                 "drop it (or set it false) and set frequencies another way",
             ));
         }
-        if let Some(pool) = &p.node_pool_name {
-            return Err(PlanError::invalid(
-                format!("\"node-pool-name\": {pool} is a hosted control plane's NodePool, for which PPC writes a ConfigMap; lowlat renders for MachineConfigPools only"),
-                "give \"mcp-name\" for a MachineConfigPool",
-            ));
-        }
+        self.node_pool = self.node_pool.take().or(p.node_pool_name);
         if let (Source::Live, Some(dir)) = (&self.source, p.must_gather_dir_path) {
             self.source = Source::MustGather { dir, node: None };
         }
@@ -176,6 +180,9 @@ impl Request {
     /// The combinations refused before any host is read (PPC's texts where PPC refuses).
     fn check(&self) -> Result<(), PlanError> {
         let ppc_refuses = |text: &str| Err(PlanError::from(PpcError::Args(text.to_string())));
+        if self.pool.is_some() && self.node_pool.is_some() {
+            return ppc_refuses("--mcp-name and --node-pool-name options cannot be used together");
+        }
         let ppc = self.style == Some(Style::Ppc);
         if ppc {
             if self.topology_policy == Some(TopologyPolicy::None) {
@@ -257,10 +264,17 @@ impl Request {
     fn target(&self) -> Result<Target, PlanError> {
         let root = match &self.source {
             Source::MustGather { dir, node } => {
-                let t = cluster::target(dir, self.pool.as_deref(), node.as_deref())?;
-                return Ok(Target { host: t.host, name: Some(t.node), pool: t.pool });
+                // PPC: either name is the other's alias; the must-gather says which it is
+                let pool = self.pool.as_deref().or(self.node_pool.as_deref());
+                let t = cluster::target(dir, pool, node.as_deref())?;
+                return Ok(Target {
+                    host: t.host,
+                    name: Some(t.node),
+                    pool: t.pool,
+                    node_pool: t.node_pool,
+                });
             }
-            _ if self.pool.is_some() => {
+            _ if self.pool.is_some() || self.node_pool.is_some() => {
                 return Err(PlanError::invalid(
                     "a MachineConfigPool's nodes are found in a must-gather",
                     "plan from the must-gather that holds the pool",
@@ -270,7 +284,7 @@ impl Request {
             Source::Root(path) => host::Root::open(path)?,
         };
         let host = read_host(&root)?;
-        Ok(Target { name: host.hostname.clone(), host, pool: None })
+        Ok(Target { name: host.hostname.clone(), host, pool: None, node_pool: None })
     }
 
     /// The planner's request: defaults filled in, CPU names and devices resolved on the host.
@@ -281,11 +295,16 @@ impl Request {
         let split = self.split_reserved_across_numa.unwrap_or(false);
         let no_smt = self.no_smt.unwrap_or(false);
         let near_node = self.near_device.as_deref().map(|d| device_node(&t.host, d)).transpose()?;
-        let (node_selector, mcp_selector) = match &t.pool {
-            Some((p, pools)) => {
+        let (node_selector, mcp_selector) = match (&t.pool, &t.node_pool) {
+            (Some((p, pools)), _) => {
                 (cluster::node_selector(p), Some(cluster::pool_selector(p, pools)?))
             }
-            None => (None, None),
+            // PPC on a hosted cluster: a node selector with no meaning there (every node of
+            // the NodePool gets the profile) that HyperShift's validation still wants
+            (None, Some(_)) => {
+                (Some(("node-role.kubernetes.io/worker".into(), String::new())), None)
+            }
+            (None, None) => (None, None),
         };
         let reserved = match (self.reserved, &self.reserved_cpus) {
             (Some(n), _) => Some(CpuRequest::Count(usize::try_from(n).unwrap_or(0))),
@@ -311,7 +330,12 @@ impl Request {
                 hugepages: self.hugepages,
                 near_device: self.near_device.clone(),
                 isolcpus_domain: self.isolcpus_domain,
-                mcp_name: t.pool.as_ref().map(|(p, _)| p.name.clone()).or(self.pool),
+                // a NodePool is no MachineConfigPool (`--mcp-name` is its alias on a hosted cluster)
+                mcp_name: if t.node_pool.is_some() {
+                    None
+                } else {
+                    t.pool.as_ref().map(|(p, _)| p.name.clone()).or(self.pool)
+                },
                 node_selector,
                 mcp_selector,
                 // NTO's PPC always writes `net.userLevelNetworking` (its flag defaults to
@@ -322,6 +346,10 @@ impl Request {
                 intel_pstate: None,
                 busy_poll_us: self.busy_poll_us,
                 idle_limit_us: self.idle_limit_us,
+                node_pool: t.node_pool.clone(),
+                render_flavour: self.render_flavour.or_else(|| {
+                    matches!(self.source, Source::MustGather { .. }).then_some(Flavour::Nto)
+                }),
             },
             partition: PartitionRequest {
                 reserved,

@@ -272,6 +272,12 @@ pub fn render(
             "--beyond-nto goes with the openshift target (every other target keeps lowlat's settings)",
         ));
     }
+    if let (Some(pool), Target::Openshift) = (&plan.options.node_pool, target) {
+        return Err(input_error(
+            format!("the plan is for the hosted control plane NodePool {pool}, whose nodes take no MachineConfig, KubeletConfig or Tuned from the hosted cluster: the Node Tuning Operator renders them from the PerformanceProfile the NodePool's spec.tuningConfig names"),
+            "`render performance-profile` writes that profile in its ConfigMap (as PPC's --node-pool-name does); apply it in the management cluster's `clusters` namespace and name it in the NodePool",
+        ));
+    }
     if opts.input.is_some() && !target.takes_input() {
         return Err(input_error(
             format!("the {target} target reads no input file"),

@@ -132,6 +132,42 @@ fn hugepages_unit(node: usize, kb: u64, count: u64) -> Value {
     ])
 }
 
+/// NTO's `ocp-tuned-one-shot.service`, unchanged (NTO commit d2394aa8, Apache-2.0; see
+/// `NOTICE`): before the kubelet starts after a reboot, it runs NTO's image once to apply
+/// the node's TuneD profile (so huge pages, sysctls and IRQ settings are in place before pods
+/// land). The image comes from `/var/lib/ocp-tuned/image.env`, which NTO's operand writes on
+/// the node; without that file the unit does nothing (`ConditionPathExists`).
+const TUNED_ONE_SHOT_UNIT: &str = include_str!("../assets/nto/ocp-tuned-one-shot.service");
+
+const CPUSET_CONFIGURE_PATH: &str = "/usr/local/bin/cpuset-configure.sh";
+
+/// NTO's `cpuset-configure.sh` (same origin as [`TUNED_ONE_SHOT_UNIT`]), with its OVS slice
+/// filled in as NTO fills it: on cgroup v1 it moves the services into a `system` cpuset on
+/// the reserved CPUs, so containers can have CPU load balancing disabled; on cgroup v2 it exits.
+fn cpuset_configure_script() -> String {
+    include_str!("../assets/nto/cpuset-configure.sh").replace("{{ .OvsSliceName }}", "ovs.slice")
+}
+
+/// The unit that runs [`cpuset_configure_script`], as NTO's render writes it.
+fn cpuset_configure_unit() -> Value {
+    map(vec![
+        (
+            "contents",
+            s(format!("[Unit]\nDescription=Move services to reserved cpuset\nBefore=kubelet.service\nAfter=crio.service\n\n[Service]\nType=oneshot\nExecStart={CPUSET_CONFIGURE_PATH}\n\n[Install]\nWantedBy=multi-user.target crio.service\n")),
+        ),
+        ("enabled", b(true)),
+        ("name", s("cpuset-configure.service")),
+    ])
+}
+
+fn tuned_one_shot_unit() -> Value {
+    map(vec![
+        ("contents", s(TUNED_ONE_SHOT_UNIT)),
+        ("enabled", b(true)),
+        ("name", s("ocp-tuned-one-shot.service")),
+    ])
+}
+
 const OFFLINE_SCRIPT_PATH: &str = "/usr/local/bin/set-cpus-offline.sh";
 
 /// Takes the CPUs of `OFFLINE_CPUS` (a comma list) offline, after checking that each exists.
@@ -280,9 +316,13 @@ pub fn machine_config(plan: &Plan, role: &str) -> Value {
         0o644,
         "# lowlat: ovnkube-node manages the CPU affinity of the OVS services while this file\n# exists and is not empty; empty it (or delete it) to turn that off\n",
     ));
+    // NTO's cgroup v1 cpuset preparation, always there as NTO has it (a no-op on cgroup v2)
+    files.push(ignition_file(CPUSET_CONFIGURE_PATH, 0o700, &cpuset_configure_script()));
     config.push(("storage", map(vec![("files", seq(files))])));
-    let mut units: Vec<Value> = offline_unit(plan).into_iter().collect();
+    let mut units = vec![cpuset_configure_unit()];
+    units.extend(offline_unit(plan));
     units.push(clear_irqbalance_unit());
+    units.push(tuned_one_shot_unit());
     units.extend(pages.iter().map(|(node, kb, count)| hugepages_unit(*node, *kb, *count)));
     if !units.is_empty() {
         config.push(("systemd", map(vec![("units", seq(units))])));
@@ -439,15 +479,8 @@ pub fn apply_script(plan: &Plan, role: &str) -> String {
 /// writes it.
 pub fn nto_settings(plan: &Plan) -> Plan {
     let mut p = plan.clone();
-    p.kernel_args.retain(|a| a.key != "irqaffinity" && a.key != "kthread_cpus");
-    let not_isolated =
-        plan.reserved.union(&plan.offlined).union(&plan.smt_disabled).difference(&plan.isolated);
-    for a in &mut p.kernel_args {
-        if a.key == "systemd.cpu_affinity" {
-            let cpus: Vec<String> = not_isolated.iter().map(|c| c.to_string()).collect();
-            a.value = Some(cpus.join(","));
-        }
-    }
+    // the one definition of NTO's boot line, which `verify` expects on an NTO node too
+    p.kernel_args = plan.boot_args_for(plan::Flavour::Nto);
     p.runtime.retain(|r| {
         !matches!(r, plan::RuntimeItem::Sysctl { name, .. } if name == "kernel.watchdog_cpumask")
     });
@@ -515,8 +548,11 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
             ]),
         ));
     }
-    let (mk, mv) = mcp_selector(plan, &role);
-    spec.push(("machineConfigPoolSelector", map(vec![(mk, s(mv))])));
+    // a hosted control plane's NodePool has no MachineConfigPool (PPC writes no selector)
+    if o.node_pool.is_none() {
+        let (mk, mv) = mcp_selector(plan, &role);
+        spec.push(("machineConfigPoolSelector", map(vec![(mk, s(mv))])));
+    }
     if let Some(uln) = o.user_level_networking {
         spec.push(("net", map(vec![("userLevelNetworking", b(uln))])));
     }
@@ -538,18 +574,42 @@ pub fn performance_profile(plan: &Plan, role: Option<&str>) -> Value {
             ]),
         ));
     }
-    map(vec![
+    let mut profile = vec![
         ("apiVersion", s("performance.openshift.io/v2")),
         ("kind", s("PerformanceProfile")),
         ("metadata", map(vec![("name", s(plan.name.clone()))])),
         ("spec", map(spec)),
+    ];
+    if o.node_pool.is_some() {
+        // PPC serializes the profile inside the ConfigMap with the API machinery's
+        // serializer, which writes the empty status
+        profile.push(("status", map(Vec::<(&str, Value)>::new())));
+    }
+    map(profile)
+}
+
+/// The namespace PPC puts a hosted control plane's tuning ConfigMaps in (HyperShift's
+/// `clusters`, where the HostedCluster and its NodePools live).
+pub const HOSTED_NAMESPACE: &str = "clusters";
+
+/// An object for a hosted control plane's NodePool: inside a ConfigMap under the `tuning`
+/// key, as PPC's `--node-pool-name` writes it (`spec.tuningConfig` of the NodePool names it).
+pub fn hosted_config_map(name: &str, object: &Value) -> Value {
+    map(vec![
+        ("apiVersion", s("v1")),
+        ("data", map(vec![("tuning", s(doc(object)))])),
+        ("kind", s("ConfigMap")),
+        ("metadata", map(vec![("name", s(name)), ("namespace", s(HOSTED_NAMESPACE))])),
     ])
 }
 
-/// The PerformanceProfile as a file (PPC prints `---` first).
+/// The PerformanceProfile as a file (PPC prints `---` first); for a HyperShift NodePool, in
+/// its ConfigMap.
 pub fn performance_profile_file(plan: &Plan, role: Option<&str>) -> OutFile {
     let pp = performance_profile(plan, role);
-    OutFile::manifest("performance-profile.yaml", format!("---\n{}", doc(&pp)), &[pp])
+    let object =
+        if plan.options.node_pool.is_some() { hosted_config_map(&plan.name, &pp) } else { pp };
+    OutFile::manifest("performance-profile.yaml", format!("---\n{}", doc(&object)), &[object])
 }
 
 /// The TuneD profile the Node Tuning Operator generates from a PerformanceProfile.
@@ -616,6 +676,12 @@ pub fn performance_profile_files(plan: &Plan, role: Option<&str>) -> Vec<OutFile
             plan.name,
             performance_tuned_profile(plan)
         );
+        // a hosted cluster takes Tuned objects in ConfigMaps too (NodePool spec.tuningConfig)
+        let patch = if plan.options.node_pool.is_some() {
+            hosted_config_map(&format!("{}-performance-patch", plan.name), &patch)
+        } else {
+            patch
+        };
         v.push(OutFile::yaml("performance-patch-tuned.yaml", &h, vec![patch]));
     }
     v

@@ -1,8 +1,10 @@
 //! Boot-state checks: the running command line against the plan as parsed sets (pending
-//! reboot when the boot loader already has the arguments), duplicates, the kernel's own
+//! reboot when the boot loader already has the arguments), duplicates, the effects of the
+//! arguments an NTO node goes without (`irqaffinity`, `kthread_cpus`), the kernel's own
 //! `isolated`/`nohz_full` view, PREEMPT_RT, SMT siblings and housekeeping per NUMA node.
 
 use cpuset::CpuSet;
+use plan::{Flavour, KernelArg, NTO_OMITS};
 
 use crate::model::{Check, Group, Input, Status};
 use crate::sets::{flags_and_cpus, same_arg, token, tokens, Sets};
@@ -18,6 +20,7 @@ fn has(tokens: &[(String, Option<String>)], key: &str, value: Option<&str>) -> b
 
 pub fn checks(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
     let mut out = vec![cmdline(inp), duplicates(inp)];
+    out.extend(omitted_effects(inp, sets));
     out.extend(sysfs(inp));
     out.push(preempt_rt(inp));
     out.push(smt(inp, sets));
@@ -38,21 +41,32 @@ fn cmdline(inp: &Input<'_>) -> Check {
             .ev("/proc/cmdline could not be read");
     };
     let running = tokens(raw);
-    if inp.plan.kernel_args.is_empty() {
+    // the boot line the plan's flavour gives the node (NTO's goes without some arguments)
+    let args = inp.plan.boot_args();
+    if args.is_empty() {
         return Check::new(G, "cmdline-args", Status::NotApplicable)
             .ev("the plan has no kernel arguments");
     }
+    let flavour_note = omitted(inp).map(|keys| {
+        format!(
+            "the plan is for NTO's configuration (render_flavour: nto), whose boot line has no {}: their effects are checked instead ({})",
+            keys.join(" or "),
+            keys.iter().map(|k| effect_id(k)).collect::<Vec<_>>().join(", ")
+        )
+    });
     let mut missing = Vec::new();
-    for a in &inp.plan.kernel_args {
+    for a in &args {
         if !has(&running, &a.key, a.value.as_deref()) {
             missing.push(a);
         }
     }
     if missing.is_empty() {
-        return Check::new(G, "cmdline-args", Status::Pass).ev(format!(
-            "all {} planned arguments are on /proc/cmdline (compared as parsed sets)",
-            inp.plan.kernel_args.len()
-        ));
+        return Check::new(G, "cmdline-args", Status::Pass)
+            .ev(format!(
+                "all {} planned arguments are on /proc/cmdline (compared as parsed sets)",
+                args.len()
+            ))
+            .evs(flavour_note);
     }
     let mut pending_all = !inp.boot_entries.is_empty();
     let mut ev = Vec::new();
@@ -87,9 +101,10 @@ fn cmdline(inp: &Input<'_>) -> Check {
         .ev(format!(
             "{} of {} planned arguments are not on /proc/cmdline",
             missing.len(),
-            inp.plan.kernel_args.len()
+            args.len()
         ))
         .evs(ev)
+        .evs(flavour_note)
         .fix(if pending_all {
             "reboot into the configured entry".to_string()
         } else {
@@ -150,7 +165,201 @@ pub(crate) fn arg_state(inp: &Input<'_>, key: &str) -> ArgState {
 
 /// The planned value of kernel argument `key` (`None`: not planned, or a bare flag).
 pub(crate) fn planned(inp: &Input<'_>, key: &str) -> Option<String> {
-    inp.plan.kernel_args.iter().find(|a| a.key == key).and_then(|a| a.value.clone())
+    inp.plan.boot_args().into_iter().find(|a| a.key == key).and_then(|a| a.value)
+}
+
+/// The planned arguments the plan's flavour leaves off the boot line (NTO's: `irqaffinity`,
+/// `kthread_cpus`), when there are any.
+fn omitted(inp: &Input<'_>) -> Option<Vec<&'static str>> {
+    if inp.plan.flavour() != Flavour::Nto {
+        return None;
+    }
+    let keys: Vec<&'static str> = NTO_OMITS
+        .iter()
+        .copied()
+        .filter(|k| inp.plan.kernel_args.iter().any(|a| a.key == *k))
+        .collect();
+    (!keys.is_empty()).then_some(keys)
+}
+
+/// The check that judges what an argument NTO's boot line goes without is for.
+fn effect_id(key: &str) -> String {
+    format!("{}-effect", key.replace('_', "-"))
+}
+
+/// Whether the running line (or, failing that, every boot entry) has `key` covering `cpus`:
+/// `Some(true)` running, `Some(false)` only staged for the next boot, `None` neither. With
+/// `flag`, the value must carry that flag too (`isolcpus=managed_irq,…`).
+fn covers(inp: &Input<'_>, key: &str, flag: Option<&str>, cpus: &CpuSet) -> Option<bool> {
+    let ok = |toks: &[(String, Option<String>)]| {
+        toks.iter().filter(|(k, _)| k == key).any(|(_, v)| {
+            let (flags, set) = flags_and_cpus(v.as_deref().unwrap_or(""));
+            flag.is_none_or(|f| flags.iter().any(|x| x == f))
+                && set.is_some_and(|s| cpus.is_subset(&s))
+        })
+    };
+    let running = inp.host.kernel.cmdline.as_deref().map(tokens).unwrap_or_default();
+    if ok(&running) {
+        Some(true)
+    } else if !inp.boot_entries.is_empty()
+        && inp.boot_entries.iter().all(|e| ok(&tokens(&e.cmdline)))
+    {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// On a plan for NTO's configuration, one check per planned argument NTO's boot line goes
+/// without: the argument is not demanded, the effect it is planned for is — passing when it
+/// holds (or the argument is there anyway), failing with the effect named when it does not.
+fn omitted_effects(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
+    let Some(keys) = omitted(inp) else { return vec![] };
+    if inp.host.kernel.cmdline.is_none() {
+        return keys
+            .iter()
+            .map(|k| {
+                Check::new(G, effect_id(k), Status::NotApplicable)
+                    .ev("/proc/cmdline could not be read")
+            })
+            .collect();
+    }
+    let args = &inp.plan.kernel_args;
+    keys.iter()
+        .filter_map(|k| args.iter().find(|a| a.key == *k))
+        .map(|a| {
+            if has(
+                &inp.host.kernel.cmdline.as_deref().map(tokens).unwrap_or_default(),
+                &a.key,
+                a.value.as_deref(),
+            ) {
+                return Check::new(G, effect_id(&a.key), Status::Pass).ev(format!(
+                    "{} is on /proc/cmdline (NTO's boot line goes without it)",
+                    a.token()
+                ));
+            }
+            match a.key.as_str() {
+                "irqaffinity" => irqaffinity_effect(inp, sets, a),
+                _ => kthread_effect(inp, sets, a),
+            }
+        })
+        .collect()
+}
+
+/// `irqaffinity=` keeps IRQs off the isolated CPUs from boot on. An NTO node goes without it:
+/// managed IRQs stay off them by `isolcpus=managed_irq,…`, the others are moved off a pod's
+/// CPUs by CRI-O when the pod starts with `irq-load-balancing.crio.io: disable` (per pod, not
+/// node-wide). Pass: no IRQ is routed to an isolated CPU and the default mask excludes them
+/// (the effect holds node-wide); n.a.: NTO's per-pod way is in place (managed_irq on the boot
+/// line), so where IRQs go now is no verdict on it; fail: neither.
+fn irqaffinity_effect(inp: &Input<'_>, sets: &Sets, a: &KernelArg) -> Check {
+    let id = effect_id(&a.key);
+    let host = inp.host;
+    let routed: Vec<String> = host
+        .irqs
+        .iter()
+        .filter(|i| i.managed != Some(true))
+        .filter_map(|i| {
+            let eff = i.effective_affinity.as_ref().or(i.affinity.as_ref())?;
+            (!eff.is_disjoint(&sets.iso)).then(|| i.irq.to_string())
+        })
+        .collect();
+    let default = host.default_smp_affinity.as_ref();
+    let now = format!(
+        "now: default_smp_affinity = {}, {} of {} IRQs routed to isolated CPUs {}",
+        default.map_or("(not read)".into(), show),
+        routed.len(),
+        host.irqs.len(),
+        sets.iso.to_list()
+    );
+    if !host.irqs.is_empty()
+        && routed.is_empty()
+        && default.is_some_and(|d| d.is_disjoint(&sets.iso))
+    {
+        return Check::new(G, id, Status::Pass)
+            .ev(format!(
+                "IRQs are off the isolated CPUs without {} (what it is planned for)",
+                a.token()
+            ))
+            .ev(now);
+    }
+    let why = format!(
+        "{} is not on NTO's boot line: NTO keeps managed IRQs off the isolated CPUs with isolcpus=managed_irq and moves the others off a pod's CPUs per pod (CRI-O, irq-load-balancing.crio.io: disable with RuntimeClass {})",
+        a.key,
+        format_args!("performance-{}", inp.plan.name)
+    );
+    match covers(inp, "isolcpus", Some("managed_irq"), &sets.iso) {
+        Some(true) => Check::new(G, id, Status::NotApplicable)
+            .ev(why)
+            .ev(format!("isolcpus=managed_irq covers the isolated CPUs {} on /proc/cmdline", sets.iso.to_list()))
+            .ev(format!("{now} (IRQs are balanced over them until a pod asks; irq-effective-affinity has the detail)")),
+        Some(false) => Check::new(G, id, Status::PendingReboot)
+            .ev(why)
+            .ev("the boot loader has isolcpus=managed_irq over the isolated CPUs; the running kernel does not")
+            .ev(now)
+            .fix("reboot into the configured entry"),
+        None => Check::new(G, id, Status::Fail)
+            .ev(format!(
+                "IRQs are not kept off the isolated CPUs {}: no {}, and no isolcpus=managed_irq covering them on /proc/cmdline",
+                sets.iso.to_list(),
+                a.key
+            ))
+            .ev(now)
+            .fix(format!(
+                "`lowlat render {} openshift` (NTO's isolcpus=managed_irq; `--beyond-nto` adds irqaffinity=) and roll it out",
+                inp.plan_arg
+            )),
+    }
+}
+
+/// `kthread_cpus=` keeps unbound kthreads on the housekeeping CPUs. An NTO node goes without
+/// it: `nohz_full=` over the isolated CPUs does the same (the kernel's `HK_TYPE_KTHREAD`
+/// housekeeping, which kthreadd confines itself and every unbound kthread to). Judged on
+/// kthreadd's allowed CPUs where the task list is there, else on `nohz_full=`.
+fn kthread_effect(inp: &Input<'_>, sets: &Sets, a: &KernelArg) -> Check {
+    let id = effect_id(&a.key);
+    let kthreadd = inp.host.tasks.as_ref().and_then(|t| t.iter().find(|t| t.pid == 2));
+    if let Some(allowed) = kthreadd.and_then(|t| t.allowed_cpus.as_ref()) {
+        return if allowed.is_disjoint(&sets.iso) {
+            Check::new(G, id, Status::Pass).ev(format!(
+                "kthreadd (pid 2) is allowed {} only: unbound kthreads start on housekeeping CPUs without {} (what it is planned for)",
+                allowed.to_list(),
+                a.token()
+            ))
+        } else {
+            Check::new(G, id, Status::Fail)
+                .ev(format!(
+                    "unbound kthreads may run on isolated CPUs {}: kthreadd (pid 2) is allowed {}, and there is no {}",
+                    allowed.intersection(&sets.iso).to_list(),
+                    allowed.to_list(),
+                    a.key
+                ))
+                .fix(format!(
+                    "`lowlat render {} openshift` (NTO's nohz_full=) and roll it out; `lowlat apply {}` moves kthreadd now",
+                    inp.plan_arg, inp.plan_arg
+                ))
+        };
+    }
+    match covers(inp, "nohz_full", None, &sets.iso) {
+        Some(true) => Check::new(G, id, Status::Pass).ev(format!(
+            "nohz_full= covers the isolated CPUs {}: the kernel keeps unbound kthreads on the housekeeping CPUs (HK_TYPE_KTHREAD), what {} is planned for (no task list here to see kthreadd)",
+            sets.iso.to_list(),
+            a.token()
+        )),
+        Some(false) => Check::new(G, id, Status::PendingReboot)
+            .ev("the boot loader has nohz_full= over the isolated CPUs; the running kernel does not")
+            .fix("reboot into the configured entry"),
+        None => Check::new(G, id, Status::Fail)
+            .ev(format!(
+                "unbound kthreads may run on the isolated CPUs {}: no {}, and no nohz_full= covering them on /proc/cmdline",
+                sets.iso.to_list(),
+                a.key
+            ))
+            .fix(format!(
+                "`lowlat render {} openshift` (NTO's nohz_full=; `--beyond-nto` adds kthread_cpus=) and roll it out",
+                inp.plan_arg
+            )),
+    }
 }
 
 fn sysfs(inp: &Input<'_>) -> Vec<Check> {

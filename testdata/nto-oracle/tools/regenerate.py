@@ -11,6 +11,8 @@ For every case in testdata/nto-oracle/cases.yaml:
   lowlat-tuned.yaml  lowlat's Tuned CR (render openshift 04-tuned.yaml) that was evaluated
   lowlat-eval.json   that Tuned evaluated the same way
   meta.json          the node, kernel flavour and the tools' commits
+and, for hosted.yaml, hosted/<name>.yaml: PPC's ConfigMap for a hosted control plane's NodePool
+(`--node-pool-name`), with hosted/<name>.webhook.txt, the webhook's checks on the profile in it.
 
 The test (crates/lowlat/tests/nto_oracle.rs) re-runs lowlat and compares object by object; it
 needs neither Go nor Python nor the network. Rerun this when NTO or lowlat's Tuned moves:
@@ -186,11 +188,31 @@ def info():
         open(os.path.join(ORACLE, "info", os.path.basename(mg) + ".json"), "w").write(out)
 
 
+def hosted():
+    """PPC's hosted-control-plane output (`--node-pool-name`: the PerformanceProfile in a
+    ConfigMap) for the cases of hosted.yaml, and the webhook's checks on the profile inside."""
+    d = os.path.join(ORACLE, "hosted")
+    os.makedirs(d, exist_ok=True)
+    for c in yaml.safe_load(open(os.path.join(ORACLE, "hosted.yaml"))):
+        mg = os.path.join(REPO, "testdata", "fixtures", c["must_gather"])
+        out = must([os.path.join(BIN, "ppc"), "--must-gather-dir-path", mg] + shlex.split(c["ppc"]))
+        open(os.path.join(d, c["name"] + ".yaml"), "w").write(out)
+        tmp = tempfile.mkdtemp(prefix="nto-oracle-")
+        pp = os.path.join(tmp, "pp.yaml")
+        open(pp, "w").write(yaml.safe_load(out)["data"]["tuning"])
+        rc, o, e = run([os.path.join(BIN, "pp-validate"), pp])
+        open(os.path.join(d, c["name"] + ".webhook.txt"), "w").write(
+            "ppc: rc=%d %s\n" % (rc, (o + e).strip().replace(tmp + "/", "")))
+        shutil.rmtree(tmp, ignore_errors=True)
+        print("hosted %s" % c["name"])
+
+
 def main():
     cases = yaml.safe_load(open(os.path.join(ORACLE, "cases.yaml")))
     only = set(sys.argv[1:])
     if not only:
         info()
+        hosted()
     out_root = os.path.join(ORACLE, "cases")
     for c in cases:
         if not only or c["name"] in only:

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use cpuset::CpuSelector;
 use plan::partition::CpuRequest;
-use plan::{HugepageRequest, Power, Style, TopologyPolicy};
+use plan::{Flavour, HugepageRequest, Power, Style, TopologyPolicy};
 
 use super::common::{HostArgs, Output};
 use crate::exit::ExitCode;
@@ -27,6 +27,10 @@ pub struct Args {
     /// must be identical.
     #[arg(long, value_name = "POOL")]
     pub mcp_name: Option<String>,
+    /// A hosted control plane's NodePool (PPC's flag; needs --must-gather of the hosted
+    /// cluster): `render performance-profile` then writes the profile in a ConfigMap.
+    #[arg(long, value_name = "NODEPOOL")]
+    pub node_pool_name: Option<String>,
     /// PPC's name for --must-gather.
     #[arg(
         long = "must-gather-dir-path",
@@ -94,6 +98,11 @@ pub struct Args {
     /// latency (disabled per CPU, PM QoS held); replaces the power mode's limit.
     #[arg(long, value_name = "DURATION", value_parser = whole_micros)]
     pub idle_limit: Option<u64>,
+    /// What will configure the node: `nto` (`render openshift`, `render performance-profile`;
+    /// the default with --must-gather) or `lowlat` (every other render, `--beyond-nto`).
+    /// `verify` expects that flavour's boot line.
+    #[arg(long, value_name = "FLAVOUR", value_parser = flavour_parser())]
+    pub render_flavour: Option<Flavour>,
     /// Plan / profile name.
     #[arg(long, alias = "profile-name", value_name = "NAME")]
     pub name: Option<String>,
@@ -118,6 +127,7 @@ impl Args {
         plan::Request {
             source: plan::Source::pick(mg, self.host.node, self.host.root),
             pool: self.mcp_name,
+            node_pool: self.node_pool_name,
             ppc_args: self.ppc_args,
             name: self.name,
             style: self.style,
@@ -138,6 +148,7 @@ impl Args {
             user_level_networking: self.user_level_networking,
             busy_poll_us: self.busy_poll,
             idle_limit_us: self.idle_limit,
+            render_flavour: self.render_flavour,
         }
     }
 }
@@ -154,6 +165,12 @@ fn whole_micros(s: &str) -> Result<u64, String> {
 /// `--style`: clap lists the names (in help and errors); `Style::from_str` makes the value.
 fn style_parser() -> impl TypedValueParser<Value = Style> {
     PossibleValuesParser::new(Style::ALL.iter().map(|s| s.as_str())).try_map(|s| s.parse::<Style>())
+}
+
+/// `--render-flavour`, listed as `--style` is.
+fn flavour_parser() -> impl TypedValueParser<Value = Flavour> {
+    PossibleValuesParser::new(Flavour::ALL.iter().map(|s| s.as_str()))
+        .try_map(|s| s.parse::<Flavour>())
 }
 
 /// Run `lowlat plan`.

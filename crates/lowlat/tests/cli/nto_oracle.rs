@@ -47,14 +47,11 @@ const BEYOND_NTO: &[(&str, &str)] = &[
     ("tuned:sysctl.kernel.watchdog_cpumask", "kernel.watchdog_cpumask"),
 ];
 
-/// Differences that are open work of issue 20 (item 6, "missing pieces"): NTO writes them,
-/// lowlat does not yet. Listed so that the test names them and fails when one goes away
-/// (remove it here) or a new difference appears.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("unit:ocp-tuned-one-shot.service", "6: TuneD applied before the kubelet after a reboot"),
-    ("mc-file:/usr/local/bin/cpuset-configure.sh", "6: services moved to the reserved cpuset"),
-    ("unit:cpuset-configure.service", "6: services moved to the reserved cpuset"),
-];
+/// Differences that are open work of issue 20: NTO writes them, lowlat does not yet. Listed so
+/// that the test names them and fails when one goes away (remove it here) or a new difference
+/// appears. None open: the last ones (item 6: `ocp-tuned-one-shot.service`, and
+/// `cpuset-configure.service` with its script) are rendered as NTO renders them.
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 #[derive(Debug)]
 struct Case {
@@ -725,9 +722,10 @@ fn ppc_arguments_lowlat_cannot_honour_are_refused() {
             r#"{"mcp-name":"worker-cnf","reserved-cpu-count":4,"rt-kernel":false,"enable-hardware-tuning":true}"#,
             "hardwareTuning",
         ),
+        // PPC refuses a pool and a NodePool at once, in the arguments file too
         (
-            r#"{"node-pool-name":"np1","reserved-cpu-count":4,"rt-kernel":false}"#,
-            "hosted control plane",
+            r#"{"mcp-name":"worker-cnf","node-pool-name":"np1","reserved-cpu-count":4,"rt-kernel":false}"#,
+            "--mcp-name and --node-pool-name options cannot be used together",
         ),
     ] {
         let f = dir.path().join("args.json");
@@ -740,5 +738,61 @@ fn ppc_arguments_lowlat_cannot_honour_are_refused() {
             .assert()
             .code(2)
             .stderr(predicates::str::contains(what));
+    }
+}
+
+#[test]
+fn hosted_control_plane_profile_is_what_ppc_writes() {
+    // issue 20 item 8: on a hosted control plane's must-gather (Infrastructure
+    // controlPlaneTopology External) PPC's --node-pool-name, and --mcp-name as its alias there,
+    // writes the PerformanceProfile inside a ConfigMap (namespace `clusters`, key `tuning`) for
+    // the NodePool's spec.tuningConfig: no machineConfigPoolSelector, the worker node selector
+    let text = std::fs::read_to_string(oracle().join("hosted.yaml")).unwrap();
+    let cases: Vec<Yaml> = serde_norway::from_str(&text).unwrap();
+    assert!(cases.len() >= 2, "hosted.yaml: {} cases", cases.len());
+    for c in &cases {
+        let name = c["name"].as_str().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("plan.yaml");
+        lowlat()
+            .args(["plan", "--must-gather"])
+            .arg(repo().join("testdata/fixtures").join(c["must_gather"].as_str().unwrap()))
+            .args(["--style", "ppc"])
+            .args(c["ppc"].as_str().unwrap().split_whitespace())
+            .arg("-o")
+            .arg(&plan)
+            .assert()
+            .success();
+        let got = lowlat()
+            .args(["render", "--plan"])
+            .arg(&plan)
+            .arg("performance-profile")
+            .assert()
+            .success();
+        let got = yaml_docs(&String::from_utf8(got.get_output().stdout.clone()).unwrap()).remove(0);
+        let golden = oracle().join("hosted");
+        let want = yaml_file(&golden.join(format!("{name}.yaml")));
+        let inner = |v: &Yaml| yaml_docs(v["data"]["tuning"].as_str().unwrap()).remove(0);
+        assert_eq!(inner(&got), inner(&want), "{name}: the PerformanceProfile in the ConfigMap");
+        let outer = |v: &Yaml| {
+            let mut v = v.clone();
+            v["data"]["tuning"] = Yaml::Null;
+            v
+        };
+        assert_eq!(outer(&got), outer(&want), "{name}: the ConfigMap around it");
+        let webhook = std::fs::read_to_string(golden.join(format!("{name}.webhook.txt"))).unwrap();
+        assert!(
+            webhook.contains("rc=0") && !webhook.contains("webhook_errors"),
+            "{name}: {webhook}"
+        );
+        // a hosted cluster's nodes take no MachineConfig: NTO renders them from the ConfigMap
+        lowlat()
+            .args(["render", "--plan"])
+            .arg(&plan)
+            .args(["openshift", "-o"])
+            .arg(dir.path().join("os"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("NodePool np1"));
     }
 }

@@ -173,3 +173,90 @@ hugepages: []\n  near_device: null\nruntime: []\nrationale: []\n",
         "{err}"
     );
 }
+
+/// The NTO fixture set's bare-metal must-gather: `worker1.internal` was configured by NTO
+/// (`isolcpus=managed_irq,0-4,11-79 nohz_full=0-4,11-79`, no `irqaffinity`/`kthread_cpus`),
+/// `worker2.internal` is untuned.
+fn nto_must_gather() -> PathBuf {
+    testdata_dir().join("fixtures/nto/must-gather/must-gather.bare-metal")
+}
+
+fn verify_json(plan: &std::path::Path, node: &str) -> (i32, serde_json::Value) {
+    let (code, out, err) = run(lowlat()
+        .args(["verify", "--plan"])
+        .arg(plan)
+        .arg("--must-gather")
+        .arg(nto_must_gather())
+        .args(["--node", node, "--json"]));
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    (code, v)
+}
+
+#[test]
+fn nto_node_is_judged_by_the_effects_of_irqaffinity_and_kthread_cpus() {
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // A plan from the must-gather is for NTO's configuration (what `render openshift` and
+    // `render performance-profile` give the node); its isolated CPUs lie within the node's
+    // (a lowlat plan keeps CPU 0 for housekeeping, the node isolates it).
+    let plan = work.path().join("nto.yaml");
+    let (code, _, err) = run(lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(nto_must_gather())
+        .args(["--node", "worker1.internal", "--reserved-cpus", "0,5-10,40,45-50"])
+        .args(["--rt-kernel", "--power", "ultra-low-latency", "--no-per-node-housekeeping"])
+        .arg("-o")
+        .arg(&plan));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&plan).unwrap_or_default();
+    assert!(text.contains("render_flavour: nto"), "{text}");
+    assert!(text.contains("key: irqaffinity") && text.contains("key: kthread_cpus"), "{text}");
+    let (_, v) = verify_json(&plan, "worker1.internal");
+    let args = check(&v, "cmdline-args");
+    let ev = args["evidence"].to_string();
+    assert!(!ev.contains("irqaffinity=") && !ev.contains("kthread_cpus="), "{ev}");
+    assert!(ev.contains("render_flavour: nto"), "{ev}");
+    // managed IRQs kept off by isolcpus=managed_irq, the rest per pod by CRI-O: no verdict
+    // from where IRQs sit in a snapshot, and no failure
+    let irq = check(&v, "irqaffinity-effect");
+    assert_eq!(irq["status"], "n.a.", "{irq}");
+    assert!(irq["evidence"].to_string().contains("isolcpus=managed_irq covers"), "{irq}");
+    // nohz_full= over the isolated CPUs keeps unbound kthreads on housekeeping
+    let kt = check(&v, "kthread-cpus-effect");
+    assert_eq!(kt["status"], "pass", "{kt}");
+    assert!(kt["evidence"].to_string().contains("nohz_full= covers"), "{kt}");
+
+    // The same plan as a file from before render_flavour (lowlat's renders): every planned
+    // argument is demanded, as before, and no effect check replaces them.
+    let old = work.path().join("old.yaml");
+    std::fs::write(&old, text.replace("  render_flavour: nto\n", ""))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, v) = verify_json(&old, "worker1.internal");
+    let ev = check(&v, "cmdline-args")["evidence"].to_string();
+    assert!(ev.contains("irqaffinity=") && ev.contains("kthread_cpus="), "{ev}");
+    assert!(v["checks"]
+        .as_array()
+        .is_some_and(|a| !a.iter().any(|c| c["id"] == "irqaffinity-effect")));
+
+    // The untuned node fails on both effects, each named.
+    let bare = work.path().join("bare.yaml");
+    let (code, _, err) = run(lowlat()
+        .args(["plan", "--must-gather"])
+        .arg(nto_must_gather())
+        .args(["--node", "worker2.internal", "--reserved", "4", "--power", "low-latency", "-o"])
+        .arg(&bare));
+    assert_eq!(code, 0, "{err}");
+    let (code, v) = verify_json(&bare, "worker2.internal");
+    assert_eq!(code, 1);
+    let irq = check(&v, "irqaffinity-effect");
+    assert_eq!(irq["status"], "fail", "{irq}");
+    assert!(
+        irq["evidence"].to_string().contains("IRQs are not kept off the isolated CPUs"),
+        "{irq}"
+    );
+    let kt = check(&v, "kthread-cpus-effect");
+    assert_eq!(kt["status"], "fail", "{kt}");
+    assert!(
+        kt["evidence"].to_string().contains("unbound kthreads may run on the isolated CPUs"),
+        "{kt}"
+    );
+}
