@@ -190,7 +190,12 @@ fn effect_id(key: &str) -> String {
 /// Whether the running line (or, failing that, every boot entry) has `key` covering `cpus`:
 /// `Some(true)` running, `Some(false)` only staged for the next boot, `None` neither. With
 /// `flag`, the value must carry that flag too (`isolcpus=managed_irq,…`).
-fn covers(inp: &Input<'_>, key: &str, flag: Option<&str>, cpus: &CpuSet) -> Option<bool> {
+pub(crate) fn covers(
+    inp: &Input<'_>,
+    key: &str,
+    flag: Option<&str>,
+    cpus: &CpuSet,
+) -> Option<bool> {
     let ok = |toks: &[(String, Option<String>)]| {
         toks.iter().filter(|(k, _)| k == key).any(|(_, v)| {
             let (flags, set) = flags_and_cpus(v.as_deref().unwrap_or(""));

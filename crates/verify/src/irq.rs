@@ -22,6 +22,28 @@ fn apply_fix(inp: &Input<'_>) -> String {
     format!("`lowlat apply {}` moves movable IRQs to housekeeping", inp.plan_arg)
 }
 
+/// NTO's IRQ model is in place: the plan is for NTO's configuration and the running line has
+/// `isolcpus=managed_irq` over the isolated CPUs. NTO then balances the other IRQs over every
+/// CPU and moves them off a pod's CPUs only when the pod asks, so IRQs on isolated CPUs are
+/// how such a node works, a risk for pods that do not ask rather than a fault of the node.
+fn nto_per_pod(inp: &Input<'_>, sets: &Sets) -> bool {
+    inp.plan.flavour() == plan::Flavour::Nto
+        && crate::boot::covers(inp, "isolcpus", Some("managed_irq"), &sets.iso) == Some(true)
+}
+
+/// The warning an NTO node gets instead of a failure (see [`nto_per_pod`]).
+fn nto_warning(c: Check, inp: &Input<'_>) -> Check {
+    Check { status: Status::Warn, fix: None, ..c }
+        .ev(format!(
+            "the plan is for NTO's configuration (render_flavour: nto), which balances IRQs over the isolated CPUs until a pod asks: CRI-O moves them off a pod's CPUs for pods with the annotation irq-load-balancing.crio.io: \"disable\" and runtimeClassName performance-{}",
+            inp.plan.name
+        ))
+        .fix(format!(
+            "give every latency-sensitive pod that annotation and RuntimeClass; to keep IRQs off the isolated CPUs node-wide instead, `lowlat render {} openshift --beyond-nto` (irqaffinity=) or `lowlat apply {}`",
+            inp.plan_arg, inp.plan_arg
+        ))
+}
+
 fn effective(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
     if inp.host.irqs.is_empty() {
         return vec![
@@ -70,16 +92,14 @@ fn effective(inp: &Input<'_>, sets: &Sets) -> Vec<Check> {
             managed.len()
         )));
     } else {
-        out.push(
-            Check::new(G, "irq-effective-affinity", Status::Fail)
-                .ev(format!(
-                    "{} of {n} IRQs can fire on isolated CPUs {} ({source})",
-                    bad.len(),
-                    sets.iso.to_list()
-                ))
-                .evs(capped(bad, 12))
-                .fix(apply_fix(inp)),
-        );
+        let c = Check::new(G, "irq-effective-affinity", Status::Fail)
+            .ev(format!(
+                "{} of {n} IRQs can fire on isolated CPUs {} ({source})",
+                bad.len(),
+                sets.iso.to_list()
+            ))
+            .evs(capped(bad, 12));
+        out.push(if nto_per_pod(inp, sets) { nto_warning(c, inp) } else { c.fix(apply_fix(inp)) });
     }
     if !pending.is_empty() {
         out.push(
@@ -109,13 +129,18 @@ fn default_mask(inp: &Input<'_>, sets: &Sets) -> Check {
             .ev("/proc/irq/default_smp_affinity not read"),
         Some(d) if d.is_disjoint(&sets.iso) => Check::new(G, "irq-default-affinity", Status::Pass)
             .ev(format!("default_smp_affinity = {}", d.to_list())),
-        Some(d) => Check::new(G, "irq-default-affinity", Status::Fail)
-            .ev(format!(
+        Some(d) => {
+            let c = Check::new(G, "irq-default-affinity", Status::Fail).ev(format!(
                 "default_smp_affinity = {} includes isolated CPUs {}",
                 d.to_list(),
                 d.intersection(&sets.iso).to_list()
-            ))
-            .fix(apply_fix(inp)),
+            ));
+            if nto_per_pod(inp, sets) {
+                nto_warning(c, inp)
+            } else {
+                c.fix(apply_fix(inp))
+            }
+        }
     }
 }
 
