@@ -183,25 +183,12 @@ impl HostArgs {
     /// usage errors (exit 2); a path that exists but cannot be read is a runtime error (3):
     /// `host::OpenError` says which (`util::exit::Classify`).
     pub fn open_root(&self) -> anyhow::Result<host::Root> {
-        if let Some(mg) = &self.must_gather {
-            return Ok(host::Root::must_gather(mg, self.node.as_deref())?);
-        }
-        if let Some(r) = &self.root {
-            return Ok(host::Root::open(r)?);
-        }
-        Ok(host::Root::live())
+        let (mg, node, root) = (&self.must_gather, self.node.as_deref(), &self.root);
+        Ok(host::Root::choose(mg.as_deref(), node, root.as_deref())?)
     }
 
     /// Read the whole host model.
     pub fn load(&self) -> anyhow::Result<host::Host> {
-        let root = self.open_root()?;
-        let h = host::read(&root);
-        if h.topology.cpus.is_empty() && h.kernel.cmdline.is_none() {
-            return Err(crate::exit::usage(format!(
-                "{root}: found neither sys/devices/system/cpu nor proc/cmdline; is this a host snapshot?"
-            )))
-            .context("reading the host model");
-        }
-        Ok(h)
+        host::read_checked(&self.open_root()?).context("reading the host model")
     }
 }
