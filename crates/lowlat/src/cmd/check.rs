@@ -160,12 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let suites = report::junit::sections(&done.report, done.hostname.as_deref());
         let meta =
             report::junit::Meta { hostname: None, timestamp: started, time: Some(t0.elapsed()) };
-        util::fs::write_atomic(
-            path,
-            report::junit::write("lowlat check", &suites, &meta).as_bytes(),
-            0o644,
-        )
-        .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+        super::common::write_junit(path, &report::junit::write("lowlat check", &suites, &meta))?;
     }
     if let Some(p) = &args.prometheus {
         report::prom::report(&done.report, "check")

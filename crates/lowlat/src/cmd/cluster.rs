@@ -315,8 +315,7 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
         out.write_json(&fleet)?;
     }
     if let Some(p) = &a.junit {
-        util::fs::write_atomic(p, cluster::html::junit(&fleet, started).as_bytes(), 0o644)
-            .with_context(|| format!("writing JUnit XML to {}", p.display()))?;
+        super::common::write_junit(p, &cluster::html::junit(&fleet, started))?;
     }
     Ok(fleet.exit_code())
 }

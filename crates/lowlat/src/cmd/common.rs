@@ -102,22 +102,18 @@ impl std::fmt::Display for Output {
 /// [`Output::check_writable`] for a path option (`--save-trace FILE`, `--fio-json FILE`).
 pub fn check_writable(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     util::fs::check_writable(path).map_err(|e| {
-        let what = match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                "its directory does not exist: create it first".to_string()
-            }
-            std::io::ErrorKind::PermissionDenied => {
-                "its directory is not writable by this user: choose a directory you can write"
-                    .to_string()
-            }
-            std::io::ErrorKind::IsADirectory => "it is a directory: name a file in it".to_string(),
-            _ => format!("it cannot be written there ({e}): choose another path"),
-        };
         crate::exit::usage(format!(
-            "{flag} {}: {what}; checked before measuring, so nothing ran",
-            path.display()
+            "{flag} {}: {}; checked before measuring, so nothing ran",
+            path.display(),
+            util::fs::unwritable_hint(&e)
         ))
     })
+}
+
+/// Write `--junit FILE`, atomically.
+pub fn write_junit(path: &std::path::Path, xml: &str) -> anyhow::Result<()> {
+    util::fs::write_atomic(path, xml.as_bytes(), 0o644)
+        .with_context(|| format!("writing JUnit XML to {}", path.display()))
 }
 
 /// Print a plain-text view on stdout through `util::term::Escaping`: text that came from a host
