@@ -129,30 +129,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let started = std::time::SystemTime::now();
     let t0 = std::time::Instant::now();
-    // A running step: on a terminal one live line rewritten about once a second; in a log a
-    // line a minute (a 12 h run still shows it is alive and its worst value so far).
+    // A running step: a live line on a terminal, a line a minute in a log.
     let stream = if to_stderr { util::term::Stream::Stderr } else { util::term::Stream::Stdout };
-    let tty = util::term::is_tty(stream);
-    let (mut live_shown, mut logged) = (false, Duration::ZERO);
-    let mut on = |e: &check::Event<'_>| match e {
-        check::Event::Running { step, elapsed, live } if tty => {
-            say(format!("\r\x1b[2K{}", check::view::running(step, *elapsed, *live)));
-            live_shown = true;
-        }
-        check::Event::Running { elapsed, .. } => {
-            if *elapsed >= logged + Duration::from_secs(60) {
-                logged = *elapsed;
-                say(check::view::event(e));
-            }
-        }
-        _ => {
-            if std::mem::take(&mut live_shown) {
-                say("\r\x1b[2K".to_string());
-            }
-            logged = Duration::ZERO;
-            say(check::view::event(e));
-        }
-    };
+    let mut progress = check::view::Progress::new(util::term::is_tty(stream));
+    let mut on = |e: &check::Event<'_>| say(progress.text(e));
     util::signal::install();
     let done = check::run(&cfg, &mut on)?;
     say(check::view::finished(&done));
