@@ -117,16 +117,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // With the JSON on stdout, people's view goes to stderr.
     let to_stderr = args.json.to_stdout();
-    let say = |s: String| {
-        if util::term::quiet() {
-            return;
-        }
-        if to_stderr {
-            eprint!("{s}");
-        } else {
-            print!("{s}");
-        }
-    };
+    let say = |s: String| util::term::say(to_stderr, &s);
     let started = std::time::SystemTime::now();
     let t0 = std::time::Instant::now();
     // A running step: a live line on a terminal, a line a minute in a log.

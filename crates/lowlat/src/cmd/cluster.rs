@@ -240,9 +240,7 @@ fn conn(a: &ConnArgs) -> cluster::Conn {
 
 /// Progress and summaries (not with `-q`).
 fn say(text: &str) {
-    if !util::term::quiet() {
-        print!("{text}");
-    }
+    util::term::say(false, text);
 }
 
 /// Run `lowlat cluster`. With `LOWLAT_API_STATS=1` in the environment, the number of HTTP
@@ -300,11 +298,7 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::SystemTime::now();
     let progress = cluster::view::Progress::default();
     let to_stdout = a.json.to_stdout();
-    let show = |t: &str| match (util::term::quiet(), to_stdout) {
-        (true, _) => {}
-        (false, true) => eprint!("{t}"),
-        (false, false) => print!("{t}"),
-    };
+    let show = |t: &str| util::term::say(to_stdout, t);
     let fleet = cluster::check::run(conn, &cfg, &mut |e| show(&progress.line(e)))?;
     show(&cluster::view::fleet_summary(&fleet, &a.out));
     if let Some(out) = &a.json.json {
