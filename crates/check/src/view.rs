@@ -45,6 +45,45 @@ pub fn event(e: &Event<'_>) -> String {
     }
 }
 
+/// The progress as it goes, for one output stream: on a terminal a running step is one live
+/// line rewritten about once a second; in a log a line a minute (a 12 h run still shows it is
+/// alive and its worst value so far).
+#[derive(Debug, Default)]
+pub struct Progress {
+    tty: bool,
+    live_shown: bool,
+    logged: Duration,
+}
+
+impl Progress {
+    /// For a stream that is a terminal (`tty`) or not.
+    pub fn new(tty: bool) -> Self {
+        Self { tty, ..Self::default() }
+    }
+
+    /// What to print for an event now (often nothing while a step runs).
+    pub fn text(&mut self, e: &Event<'_>) -> String {
+        match e {
+            Event::Running { step, elapsed, live } if self.tty => {
+                self.live_shown = true;
+                format!("\r\x1b[2K{}", running(step, *elapsed, *live))
+            }
+            Event::Running { elapsed, .. } => {
+                if *elapsed < self.logged + Duration::from_secs(60) {
+                    return String::new();
+                }
+                self.logged = *elapsed;
+                event(e)
+            }
+            _ => {
+                let clear = if std::mem::take(&mut self.live_shown) { "\r\x1b[2K" } else { "" };
+                self.logged = Duration::ZERO;
+                format!("{clear}{}", event(e))
+            }
+        }
+    }
+}
+
 /// The live status of a running step, one line without its end: elapsed and remaining, and
 /// for a measurement the samples and the worst value so far.
 pub fn running(step: &crate::Step, elapsed: Duration, live: Option<crate::Live>) -> String {

@@ -38,6 +38,27 @@ pub struct Config {
     pub recover_only: bool,
 }
 
+impl Config {
+    /// The agent as it runs in a pod: this binary as the child, the `cpu` hierarchy mounted
+    /// under /tmp and the node's grant records in [`rt::LEDGER_DIR`].
+    pub fn in_pod(
+        budget_us: i64,
+        out: PathBuf,
+        args: Vec<String>,
+        recover_only: bool,
+    ) -> std::io::Result<Self> {
+        Ok(Self {
+            budget_us,
+            out,
+            exe: std::env::current_exe()?,
+            args,
+            mount_dir: PathBuf::from("/tmp/lowlat-cgroup-cpu"),
+            ledger: PathBuf::from(rt::LEDGER_DIR),
+            recover_only,
+        })
+    }
+}
+
 /// Written as `agent.json` beside the child's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

@@ -258,6 +258,47 @@ pub fn apply(
     })
 }
 
+/// Where an apply stops (kubectl's `--dry-run` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DryRun {
+    /// Validated and defaulted by the API server, nothing stored.
+    Server,
+    /// The objects that would be sent, with no cluster contacted.
+    Client,
+    /// Apply for real.
+    None,
+}
+
+impl DryRun {
+    /// kubectl's names.
+    pub const NAMES: [&str; 3] = ["server", "client", "none"];
+}
+
+impl std::str::FromStr for DryRun {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "server" => Self::Server,
+            "client" => Self::Client,
+            "none" => Self::None,
+            _ => return Err(Error::Input(format!("unknown dry-run mode {s:?}"))),
+        })
+    }
+}
+
+/// The objects as they would be sent, as one pretty JSON array (`--dry-run=client` as JSON).
+pub fn client_json(manifests: &[Manifest]) -> Result<String> {
+    let objects: Vec<&serde_json::Value> = manifests.iter().map(|m| &m.object).collect();
+    serde_json::to_string_pretty(&objects)
+        .map_err(|e| Error::Input(format!("objects as JSON: {e}")))
+}
+
+/// How many objects were refused (they exist and lowlat does not manage them).
+pub fn refused(rows: &[Applied]) -> usize {
+    rows.iter().filter(|r| r.action == Action::Refused).count()
+}
+
 /// `--dry-run=client`: the objects as they would be sent, one YAML document each, with no
 /// cluster contacted (kubectl's `apply --dry-run=client -o yaml`).
 pub fn client_yaml(manifests: &[Manifest]) -> Result<String> {

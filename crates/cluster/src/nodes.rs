@@ -253,6 +253,55 @@ pub fn list(conn: &Conn, selector: Option<&str>) -> Result<Vec<NodeInfo>> {
     })
 }
 
+/// How `lowlat cluster nodes` shows the rows (kubectl's `-o`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// The table.
+    #[default]
+    Table,
+    /// The table with the kubelet's more columns, its version and the OS image.
+    Wide,
+    Json,
+    Yaml,
+    /// `node/<name>` per line.
+    Name,
+}
+
+impl Format {
+    /// kubectl's names.
+    pub const NAMES: [&str; 4] = ["wide", "json", "yaml", "name"];
+}
+
+impl std::str::FromStr for Format {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s {
+            "wide" => Self::Wide,
+            "json" => Self::Json,
+            "yaml" => Self::Yaml,
+            "name" => Self::Name,
+            "table" => Self::Table,
+            _ => return Err(Error::Input(format!("unknown output format {s:?}"))),
+        })
+    }
+}
+
+/// The rows as `format` shows them.
+pub fn view(rows: &[NodeInfo], format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => {
+            let json = serde_json::to_string_pretty(rows)
+                .map_err(|e| Error::Input(format!("nodes as JSON: {e}")))?;
+            format!("{json}\n")
+        }
+        Format::Yaml => yaml(rows)?,
+        Format::Name => rows.iter().map(|r| format!("node/{}\n", r.name)).collect(),
+        Format::Wide => table(rows, true),
+        Format::Table => table(rows, false),
+    })
+}
+
 /// The rows as YAML (`-o yaml`).
 pub fn yaml(rows: &[NodeInfo]) -> crate::Result<String> {
     serde_norway::to_string(rows).map_err(|e| crate::Error::Input(format!("nodes as YAML: {e}")))

@@ -107,6 +107,16 @@ pub fn fleet_summary(f: &Fleet, out: &std::path::Path) -> String {
     s
 }
 
+/// `cluster clean`'s pass on the objects: the namespaces cleaned and each labelled object left.
+pub fn cleaned(namespaces: usize, left: &[String]) -> String {
+    let mut s =
+        format!("cleaned {namespaces} namespace(s); labelled objects left: {}\n", left.len());
+    for l in left {
+        s.push_str(&format!("  {l}\n"));
+    }
+    s
+}
+
 /// `cluster clean`'s pass on the nodes: one line per node, one per record found.
 pub fn recovery(nodes: &[crate::clean::NodeRecovery]) -> String {
     use crate::rt::Recovery;

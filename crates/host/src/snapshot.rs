@@ -25,6 +25,44 @@ pub struct Snapshot {
     pub manifest: Manifest,
 }
 
+impl Snapshot {
+    /// What was written to `out` and what was left out, for people: the counts, the first
+    /// unreadable files, whether command lines are in it, how to read it back. Paths, the
+    /// source and the failure reasons are the host's or the user's text: print it through an
+    /// escaping writer.
+    pub fn summary(&self, out: &std::path::Path) -> String {
+        use std::fmt::Write as _;
+        let (m, h, out) = (&self.manifest, &self.host, out.display());
+        let failed: Vec<_> =
+            m.failures.iter().filter(|f| f.kind != FailureKind::NotFound).collect();
+        let kib = self.tgz.len().div_ceil(1024);
+        let mut text = format!(
+            "wrote {out} ({kib} KiB): {} files, {} directories, {} symlinks from {}\n",
+            m.files, m.dirs, m.symlinks, m.source
+        );
+        let _ = writeln!(
+            text,
+            "{} tasks, {} IRQs, {} CPUs captured; {} files absent, {} unreadable (listed in {MANIFEST})",
+            h.tasks.as_ref().map_or(0, Vec::len),
+            h.irqs.len(),
+            h.topology.cpus.len(),
+            m.failures.len() - failed.len(),
+            failed.len(),
+        );
+        for f in failed.iter().take(5) {
+            let reason = util::term::sanitize(&f.reason, false);
+            let _ = writeln!(text, "  {} {}: {reason}", f.op, f.path);
+        }
+        text.push_str(if m.process_cmdlines {
+            "note: it contains every process's command line (/proc/PID/cmdline), which can hold passwords or tokens given as arguments; share it with care, or take it again with --no-cmdline\n"
+        } else {
+            "process command lines left out (--no-cmdline)\n"
+        });
+        let _ = writeln!(text, "read it with: lowlat inspect --root {out}");
+        text
+    }
+}
+
 /// Why a snapshot could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {

@@ -51,6 +51,7 @@ fn library_code(e: &(dyn std::error::Error + 'static)) -> Option<ExitCode> {
         storage::StorageError,
         measure::MeasureError,
         host::OpenError,
+        host::NotAHost,
         host::root::TgzError,
         host::root::MustGatherError,
     );

@@ -173,3 +173,36 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+/// A render as one JSON document (`lowlat render --json`): `{schema_version, kind: "render",
+/// target, files[] {name, executable, contents}}`, for programs.
+#[derive(Debug, serde::Serialize)]
+pub struct Document<'a> {
+    pub schema_version: u32,
+    pub kind: &'static str,
+    pub target: String,
+    pub files: Vec<DocumentFile<'a>>,
+}
+
+/// One file of a [`Document`].
+#[derive(Debug, serde::Serialize)]
+pub struct DocumentFile<'a> {
+    pub name: &'a str,
+    pub executable: bool,
+    pub contents: &'a str,
+}
+
+impl<'a> Document<'a> {
+    /// The document of `target`'s rendered `files`.
+    pub fn new(target: crate::Target, files: &'a [OutFile]) -> Self {
+        let files = files
+            .iter()
+            .map(|f| DocumentFile {
+                name: &f.name,
+                executable: f.executable,
+                contents: &f.contents,
+            })
+            .collect();
+        Self { schema_version: 1, kind: "render", target: target.to_string(), files }
+    }
+}

@@ -43,6 +43,15 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, InputError> 
     read_limited(f, &name(), limit)
 }
 
+/// [`read_text`], with `-` meaning standard input.
+pub fn read_text_or_stdin(path: &Path) -> Result<String, InputError> {
+    if path.as_os_str() == "-" {
+        read_limited(std::io::stdin(), "standard input", MAX_INPUT_BYTES)
+    } else {
+        read_text(path)
+    }
+}
+
 /// [`read_text_limited`] on a file (`path` as shown in errors).
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     read_text_limited(path, MAX_INPUT_BYTES)

@@ -33,6 +33,18 @@ pub fn check_writable(path: &Path) -> std::io::Result<()> {
     std::fs::remove_file(&tmp)
 }
 
+/// Why [`check_writable`] refused a path and what to do, in a user's words.
+pub fn unwritable_hint(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "its directory does not exist: create it first".into(),
+        std::io::ErrorKind::PermissionDenied => {
+            "its directory is not writable by this user: choose a directory you can write".into()
+        }
+        std::io::ErrorKind::IsADirectory => "it is a directory: name a file in it".into(),
+        _ => format!("it cannot be written there ({e}): choose another path"),
+    }
+}
+
 /// Create a new, empty temporary file in `path`'s directory, named after it, with `O_EXCL` and
 /// `O_NOFOLLOW` and permissions `mode`. The caller writes it and renames it over `path`.
 pub fn create_temp_beside(path: &Path, mode: u32) -> std::io::Result<(PathBuf, File)> {

@@ -10,6 +10,7 @@
 //! | [`sched`] | CPU affinity and scheduling-policy syscalls |
 //! | [`stats`] | the percentile rule (nearest rank) |
 //! | [`fs`] | writes that never follow a planted symlink and never leave a half-written file |
+//! | [`output`] | where a document goes: stdout (`-`) or a file replaced atomically |
 //! | [`exit`] | the documented exit codes, and the trait library errors use to say theirs |
 //!
 //! The `/proc/interrupts` parser lives in `host` (it is a kernel file, read through `Root`).
@@ -17,6 +18,7 @@
 pub mod duration;
 pub mod exit;
 pub mod fs;
+pub mod output;
 pub mod privilege;
 pub mod prom;
 pub mod sched;

@@ -151,6 +151,49 @@ impl<W: std::io::Write> Drop for Escaping<W> {
     }
 }
 
+/// Progress or a summary for people, as it is (already escaped): nothing with `-q`, on stderr
+/// when a document takes stdout (`to_stderr`), else on stdout.
+pub fn say(to_stderr: bool, text: &str) {
+    match (quiet(), to_stderr) {
+        (true, _) => {}
+        (false, true) => eprint!("{text}"),
+        (false, false) => print!("{text}"),
+    }
+}
+
+/// Print a plain-text view on stdout through [`Escaping`] (nothing with `-q`): text that came
+/// from a host or an input file (process names, paths, reasons) cannot send control sequences
+/// to the terminal. Views that colour themselves (`inspect`, `plan`) escape their inputs instead.
+pub fn print_view(text: impl std::fmt::Display) -> std::io::Result<()> {
+    if quiet() {
+        return Ok(());
+    }
+    use std::io::Write as _;
+    let mut out = Escaping::new(std::io::stdout().lock());
+    write!(out, "{text}")?;
+    out.flush()
+}
+
+/// Where a human view goes whatever `-q` says: stderr when a document takes stdout
+/// (`to_stderr`), stdout otherwise; through [`Escaping`], so host text in it (process and
+/// cgroup names, paths, commands) cannot send control sequences.
+pub fn view_stream(to_stderr: bool) -> Box<dyn std::io::Write> {
+    if to_stderr {
+        Box::new(Escaping::new(std::io::stderr()))
+    } else {
+        Box::new(Escaping::new(std::io::stdout()))
+    }
+}
+
+/// [`view_stream`], or nowhere with `-q`.
+pub fn human_view(to_stderr: bool) -> Box<dyn std::io::Write> {
+    if quiet() {
+        Box::new(std::io::sink())
+    } else {
+        view_stream(to_stderr)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

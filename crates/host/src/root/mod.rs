@@ -230,6 +230,20 @@ impl Root {
         }
     }
 
+    /// The root a user names: a must-gather's node when a must-gather is given, else a
+    /// snapshot (directory or `.tgz`), else the live host.
+    pub fn choose(
+        must_gather: Option<&Path>,
+        node: Option<&str>,
+        snapshot: Option<&Path>,
+    ) -> Result<Self, OpenError> {
+        match (must_gather, snapshot) {
+            (Some(mg), _) => Self::must_gather(mg, node),
+            (None, Some(r)) => Self::open(r),
+            (None, None) => Ok(Self::live()),
+        }
+    }
+
     /// A directory holding `proc/` and `sys/`, or a `.tgz`/`.tar.gz` snapshot (read in memory).
     pub fn open(path: &Path) -> Result<Self, OpenError> {
         let meta = std::fs::metadata(path).map_err(|e| {

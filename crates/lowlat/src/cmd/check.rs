@@ -117,42 +117,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     // With the JSON on stdout, people's view goes to stderr.
     let to_stderr = args.json.to_stdout();
-    let say = |s: String| {
-        if util::term::quiet() {
-            return;
-        }
-        if to_stderr {
-            eprint!("{s}");
-        } else {
-            print!("{s}");
-        }
-    };
+    let say = |s: String| util::term::say(to_stderr, &s);
     let started = std::time::SystemTime::now();
     let t0 = std::time::Instant::now();
-    // A running step: on a terminal one live line rewritten about once a second; in a log a
-    // line a minute (a 12 h run still shows it is alive and its worst value so far).
+    // A running step: a live line on a terminal, a line a minute in a log.
     let stream = if to_stderr { util::term::Stream::Stderr } else { util::term::Stream::Stdout };
-    let tty = util::term::is_tty(stream);
-    let (mut live_shown, mut logged) = (false, Duration::ZERO);
-    let mut on = |e: &check::Event<'_>| match e {
-        check::Event::Running { step, elapsed, live } if tty => {
-            say(format!("\r\x1b[2K{}", check::view::running(step, *elapsed, *live)));
-            live_shown = true;
-        }
-        check::Event::Running { elapsed, .. } => {
-            if *elapsed >= logged + Duration::from_secs(60) {
-                logged = *elapsed;
-                say(check::view::event(e));
-            }
-        }
-        _ => {
-            if std::mem::take(&mut live_shown) {
-                say("\r\x1b[2K".to_string());
-            }
-            logged = Duration::ZERO;
-            say(check::view::event(e));
-        }
-    };
+    let mut progress = check::view::Progress::new(util::term::is_tty(stream));
+    let mut on = |e: &check::Event<'_>| say(progress.text(e));
     util::signal::install();
     let done = check::run(&cfg, &mut on)?;
     say(check::view::finished(&done));
@@ -160,12 +131,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let suites = report::junit::sections(&done.report, done.hostname.as_deref());
         let meta =
             report::junit::Meta { hostname: None, timestamp: started, time: Some(t0.elapsed()) };
-        util::fs::write_atomic(
-            path,
-            report::junit::write("lowlat check", &suites, &meta).as_bytes(),
-            0o644,
-        )
-        .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+        super::common::write_junit(path, &report::junit::write("lowlat check", &suites, &meta))?;
     }
     if let Some(p) = &args.prometheus {
         report::prom::report(&done.report, "check")

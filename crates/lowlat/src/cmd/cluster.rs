@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use crate::exit::ExitCode;
 
@@ -38,6 +39,15 @@ pub struct PodArgs {
 
 fn pull_policy(s: &str) -> Result<cluster::pod::PullPolicy, String> {
     s.parse()
+}
+
+/// One of `names` (listed in help and errors), made into its library type.
+fn parsed<T>(names: impl IntoIterator<Item = &'static str>) -> impl TypedValueParser<Value = T>
+where
+    T: std::str::FromStr + Clone + Send + Sync + 'static,
+    T::Err: std::fmt::Display,
+{
+    PossibleValuesParser::new(names).try_map(|s| s.parse::<T>().map_err(|e| e.to_string()))
 }
 
 impl PodArgs {
@@ -93,8 +103,8 @@ pub struct NodesArgs {
     pub selector: Option<String>,
     /// Output format, as kubectl's -o: wide (more kubelet columns, kubelet version, OS image),
     /// json, yaml, name.
-    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = ["wide", "json", "yaml", "name"])]
-    pub output: Option<String>,
+    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = parsed::<cluster::nodes::Format>(cluster::nodes::Format::NAMES))]
+    pub output: Option<cluster::nodes::Format>,
     /// Same as -o json.
     #[arg(long, conflicts_with = "output")]
     pub json: bool,
@@ -172,8 +182,8 @@ pub struct ApplyArgs {
     /// `server`: server-side dry run, validated and defaulted by the API server (default);
     /// `client`: print the objects that would be sent, as YAML, contacting no cluster;
     /// `none`: apply for real (kubectl's values).
-    #[arg(long, value_name = "MODE", default_value = "server", value_parser = ["server", "client", "none"])]
-    pub dry_run: String,
+    #[arg(long, value_name = "MODE", default_value = "server", value_parser = parsed::<cluster::apply::DryRun>(cluster::apply::DryRun::NAMES))]
+    pub dry_run: cluster::apply::DryRun,
     /// Take over fields and objects other managers own.
     #[arg(long)]
     pub force_conflicts: bool,
@@ -230,9 +240,7 @@ fn conn(a: &ConnArgs) -> cluster::Conn {
 
 /// Progress and summaries (not with `-q`).
 fn say(text: &str) {
-    if !util::term::quiet() {
-        print!("{text}");
-    }
+    util::term::say(false, text);
 }
 
 /// Run `lowlat cluster`. With `LOWLAT_API_STATS=1` in the environment, the number of HTTP
@@ -250,15 +258,8 @@ fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Nodes(a) => {
             let rows = cluster::nodes::list(&conn, a.selector.as_deref())?;
-            let format = if a.json { Some("json") } else { a.output.as_deref() };
-            let text = match format {
-                Some("json") => format!("{}\n", serde_json::to_string_pretty(&rows)?),
-                Some("yaml") => cluster::nodes::yaml(&rows)?,
-                Some("name") => rows.iter().map(|r| format!("node/{}\n", r.name)).collect(),
-                Some("wide") => cluster::nodes::table(&rows, true),
-                _ => cluster::nodes::table(&rows, false),
-            };
-            super::common::print_view(text)?;
+            let format = if a.json { Some(cluster::nodes::Format::Json) } else { a.output };
+            super::common::print_view(cluster::nodes::view(&rows, format.unwrap_or_default())?)?;
             Ok(ExitCode::Ok)
         }
         Command::Check(a) => check(&conn, a),
@@ -273,15 +274,8 @@ fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
             clean(&conn, ns, a)
         }
         Command::Agent(a) => {
-            let cfg = cluster::agent::Config {
-                budget_us: a.rt_budget_us,
-                out: a.out,
-                exe: std::env::current_exe().context("finding the lowlat binary")?,
-                args: a.args,
-                mount_dir: PathBuf::from("/tmp/lowlat-cgroup-cpu"),
-                ledger: PathBuf::from(cluster::rt::LEDGER_DIR),
-                recover_only: a.recover_only,
-            };
+            let cfg = cluster::agent::Config::in_pod(a.rt_budget_us, a.out, a.args, a.recover_only)
+                .context("finding the lowlat binary")?;
             Ok(cluster::agent::run(&cfg))
         }
     }
@@ -304,19 +298,14 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::SystemTime::now();
     let progress = cluster::view::Progress::default();
     let to_stdout = a.json.to_stdout();
-    let show = |t: &str| match (util::term::quiet(), to_stdout) {
-        (true, _) => {}
-        (false, true) => eprint!("{t}"),
-        (false, false) => print!("{t}"),
-    };
+    let show = |t: &str| util::term::say(to_stdout, t);
     let fleet = cluster::check::run(conn, &cfg, &mut |e| show(&progress.line(e)))?;
     show(&cluster::view::fleet_summary(&fleet, &a.out));
     if let Some(out) = &a.json.json {
         out.write_json(&fleet)?;
     }
     if let Some(p) = &a.junit {
-        util::fs::write_atomic(p, cluster::html::junit(&fleet, started).as_bytes(), 0o644)
-            .with_context(|| format!("writing JUnit XML to {}", p.display()))?;
+        super::common::write_junit(p, &cluster::html::junit(&fleet, started))?;
     }
     Ok(fleet.exit_code())
 }
@@ -325,43 +314,16 @@ fn snapshot(conn: &cluster::Conn, a: SnapshotArgs) -> anyhow::Result<ExitCode> {
     let cfg =
         cluster::snapshot::Config { selector: a.selector, out: a.output.clone(), pod: a.pod.pod() };
     let progress = cluster::view::Progress::default();
-    let (nodes, interrupted) = cluster::snapshot::run(conn, &cfg, &mut |e| say(&progress.line(e)))?;
-    let ok: Vec<&str> = nodes
-        .iter()
-        .filter(|g| g.files.iter().any(|f| f == cluster::snapshot::SYSINFO))
-        .map(|g| g.node.as_str())
-        .collect();
-    // Node names come from the API server, the path from the user: through the escaping writer.
-    let mut text = format!(
-        "must-gather in {}: {} of {} node(s) captured\n",
-        a.output.display(),
-        ok.len(),
-        nodes.len()
-    );
-    if let Some(first) = ok.first() {
-        text.push_str(&format!(
-            "read back: lowlat inspect --must-gather {} --node {first}\n",
-            a.output.display()
-        ));
-    }
-    super::common::print_view(text)?;
-    Ok(if interrupted {
-        ExitCode::Interrupted
-    } else if ok.len() == nodes.len() {
-        ExitCode::Ok
-    } else {
-        ExitCode::CheckFailed
-    })
+    let done = cluster::snapshot::run(conn, &cfg, &mut |e| say(&progress.line(e)))?;
+    super::common::print_view(done.summary(&a.output))?;
+    Ok(done.exit_code())
 }
 
 fn clean(conn: &cluster::Conn, ns: Option<&str>, a: CleanArgs) -> anyhow::Result<ExitCode> {
     let progress = cluster::view::Progress::default();
     let done = cluster::clean::clean(conn, ns, &mut |e| say(&progress.line(e)))?;
     let left = cluster::clean::leftovers(conn)?;
-    say(&format!("cleaned {} namespace(s); labelled objects left: {}\n", done.len(), left.len()));
-    for l in &left {
-        say(&format!("  {l}\n"));
-    }
+    say(&cluster::view::cleaned(done.len(), &left));
     if !left.is_empty() {
         return Ok(ExitCode::Runtime);
     }
@@ -395,23 +357,22 @@ fn apply(conn: &cluster::Conn, a: ApplyArgs) -> anyhow::Result<ExitCode> {
             a.target
         )));
     }
-    if a.dry_run == "client" {
+    if a.dry_run == cluster::apply::DryRun::Client {
         if a.json {
-            let objects: Vec<&serde_json::Value> = manifests.iter().map(|m| &m.object).collect();
-            println!("{}", serde_json::to_string_pretty(&objects)?);
+            println!("{}", cluster::apply::client_json(&manifests)?);
         } else {
             print!("{}", cluster::apply::client_yaml(&manifests)?);
         }
         return Ok(ExitCode::Ok);
     }
-    let dry = a.dry_run == "server";
+    let dry = a.dry_run == cluster::apply::DryRun::Server;
     let rows = cluster::apply::apply(conn, &manifests, dry, a.force_conflicts)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         say(&cluster::apply::view(&rows, dry));
     }
-    let refused = rows.iter().filter(|r| r.action == cluster::apply::Action::Refused).count();
+    let refused = cluster::apply::refused(&rows);
     if refused > 0 {
         eprintln!("{refused} object(s) refused: they exist and lowlat does not manage them (--force-conflicts takes them over)");
         return Ok(ExitCode::CheckFailed);

@@ -15,7 +15,6 @@
 //!   with `host::Host::resolve`.
 
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use anyhow::Context as _;
 
@@ -34,104 +33,31 @@ pub struct HostArgs {
     pub node: Option<String>,
 }
 
-/// Where a document goes: stdout (`-`) or a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Output {
-    /// Standard output.
-    Stdout,
-    /// A file, replaced atomically (a temporary file beside it, then rename).
-    File(PathBuf),
+pub use util::output::Output;
+pub use util::term::print_view;
+
+/// Refuse (exit 2) an output file that could not be written at the end — a missing directory,
+/// one without write permission, a directory named as the file — before anything runs: a
+/// measurement must not run for hours and then lose its result. `flag` names the option.
+pub fn check_output(flag: &str, out: &Output) -> anyhow::Result<()> {
+    out.file().map_or(Ok(()), |p| check_writable(flag, p))
 }
 
-impl FromStr for Output {
-    type Err = std::convert::Infallible;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(if s == "-" { Self::Stdout } else { Self::File(PathBuf::from(s)) })
-    }
-}
-
-impl Output {
-    /// Is this stdout?
-    pub fn is_stdout(&self) -> bool {
-        matches!(self, Self::Stdout)
-    }
-
-    /// Refuse (exit 2) a file that could not be written at the end — a missing directory, one
-    /// without write permission, a directory named as the file — before anything runs: a
-    /// measurement must not run for hours and then lose its result. `flag` names the option.
-    pub fn check_writable(&self, flag: &str) -> anyhow::Result<()> {
-        match self {
-            Self::Stdout => Ok(()),
-            Self::File(p) => check_writable(flag, p),
-        }
-    }
-
-    /// Write a whole document.
-    pub fn write(&self, bytes: &[u8]) -> anyhow::Result<()> {
-        match self {
-            Self::Stdout => {
-                use std::io::Write as _;
-                let mut out = std::io::stdout().lock();
-                out.write_all(bytes)?;
-                out.flush()?;
-                Ok(())
-            }
-            Self::File(p) => util::fs::write_atomic(p, bytes, 0o644)
-                .with_context(|| format!("writing {}", p.display())),
-        }
-    }
-
-    /// Write a value as pretty JSON with a final newline.
-    pub fn write_json<T: serde::Serialize>(&self, value: &T) -> anyhow::Result<()> {
-        let mut text = serde_json::to_string_pretty(value).context("serializing JSON")?;
-        text.push('\n');
-        self.write(text.as_bytes())
-    }
-}
-
-impl std::fmt::Display for Output {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Stdout => f.write_str("stdout"),
-            Self::File(p) => write!(f, "{}", p.display()),
-        }
-    }
-}
-
-/// [`Output::check_writable`] for a path option (`--save-trace FILE`, `--fio-json FILE`).
+/// [`check_output`] for a path option (`--save-trace FILE`, `--fio-json FILE`).
 pub fn check_writable(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     util::fs::check_writable(path).map_err(|e| {
-        let what = match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                "its directory does not exist: create it first".to_string()
-            }
-            std::io::ErrorKind::PermissionDenied => {
-                "its directory is not writable by this user: choose a directory you can write"
-                    .to_string()
-            }
-            std::io::ErrorKind::IsADirectory => "it is a directory: name a file in it".to_string(),
-            _ => format!("it cannot be written there ({e}): choose another path"),
-        };
         crate::exit::usage(format!(
-            "{flag} {}: {what}; checked before measuring, so nothing ran",
-            path.display()
+            "{flag} {}: {}; checked before measuring, so nothing ran",
+            path.display(),
+            util::fs::unwritable_hint(&e)
         ))
     })
 }
 
-/// Print a plain-text view on stdout through `util::term::Escaping`: text that came from a host
-/// or an input file (process names, paths, reasons) cannot send control sequences to the
-/// terminal. Views that colour themselves (`inspect`, `plan`) escape their inputs instead.
-pub fn print_view(text: impl std::fmt::Display) -> anyhow::Result<()> {
-    if util::term::quiet() {
-        return Ok(());
-    }
-    use std::io::Write as _;
-    let mut out = util::term::Escaping::new(std::io::stdout().lock());
-    write!(out, "{text}")?;
-    out.flush()?;
-    Ok(())
+/// Write `--junit FILE`, atomically.
+pub fn write_junit(path: &std::path::Path, xml: &str) -> anyhow::Result<()> {
+    util::fs::write_atomic(path, xml.as_bytes(), 0o644)
+        .with_context(|| format!("writing JUnit XML to {}", path.display()))
 }
 
 /// `--json [FILE]`, the same on every command. Flatten with `#[command(flatten)]`.
@@ -151,30 +77,18 @@ impl JsonArg {
 
     /// The file the JSON goes to, when it is one.
     pub fn file(&self) -> Option<&std::path::Path> {
-        match &self.json {
-            Some(Output::File(p)) => Some(p),
-            _ => None,
-        }
+        self.json.as_ref().and_then(Output::file)
     }
 
-    /// Where the human view goes: stderr when the JSON takes stdout, stdout otherwise; through
-    /// `util::term::Escaping`, so host text in it (process and cgroup names, paths, commands)
-    /// cannot send control sequences.
+    /// Where the human view goes (`util::term::human_view`): stderr when the JSON takes
+    /// stdout, nowhere with `-q`.
     pub fn human_view(&self) -> Box<dyn std::io::Write> {
-        if util::term::quiet() {
-            Box::new(std::io::sink())
-        } else {
-            self.view_stream()
-        }
+        util::term::human_view(self.to_stdout())
     }
 
     /// Where the human view goes whatever `-q` says: stderr when the JSON takes stdout.
     pub fn view_stream(&self) -> Box<dyn std::io::Write> {
-        if self.to_stdout() {
-            Box::new(util::term::Escaping::new(std::io::stderr()))
-        } else {
-            Box::new(util::term::Escaping::new(std::io::stdout()))
-        }
+        util::term::view_stream(self.to_stdout())
     }
 }
 
@@ -183,25 +97,12 @@ impl HostArgs {
     /// usage errors (exit 2); a path that exists but cannot be read is a runtime error (3):
     /// `host::OpenError` says which (`util::exit::Classify`).
     pub fn open_root(&self) -> anyhow::Result<host::Root> {
-        if let Some(mg) = &self.must_gather {
-            return Ok(host::Root::must_gather(mg, self.node.as_deref())?);
-        }
-        if let Some(r) = &self.root {
-            return Ok(host::Root::open(r)?);
-        }
-        Ok(host::Root::live())
+        let (mg, node, root) = (&self.must_gather, self.node.as_deref(), &self.root);
+        Ok(host::Root::choose(mg.as_deref(), node, root.as_deref())?)
     }
 
     /// Read the whole host model.
     pub fn load(&self) -> anyhow::Result<host::Host> {
-        let root = self.open_root()?;
-        let h = host::read(&root);
-        if h.topology.cpus.is_empty() && h.kernel.cmdline.is_none() {
-            return Err(crate::exit::usage(format!(
-                "{root}: found neither sys/devices/system/cpu nor proc/cmdline; is this a host snapshot?"
-            )))
-            .context("reading the host model");
-        }
-        Ok(h)
+        host::read_checked(&self.open_root()?).context("reading the host model")
     }
 }

@@ -49,13 +49,7 @@ pub fn run(mut args: Args) -> anyhow::Result<ExitCode> {
     let file = args.file.display();
     // Bounded (results::input): over 64 MiB is refused with what to do, not read into
     // gigabytes of memory.
-    let limit = results::input::MAX_INPUT_BYTES;
-    let read = if args.file.as_os_str() == "-" {
-        results::input::read_limited(std::io::stdin(), "standard input", limit)
-    } else {
-        results::input::read_text_limited(&args.file, limit)
-    };
-    let text = read.map_err(|e| match e {
+    let text = results::input::read_text_or_stdin(&args.file).map_err(|e| match e {
         results::input::InputError::Read { source, .. } => {
             usage(format!("{file}: {source}; pass the file {} wrote", args.tool.as_str()))
         }

@@ -324,7 +324,7 @@ impl Command {
             Command::Etcd(a) => (&a.json, None, None),
         };
         if let Some(o) = &json.json {
-            o.check_writable("--json")?;
+            super::common::check_output("--json", o)?;
         }
         if let Some(p) = save_trace {
             super::common::check_writable("--save-trace", p)?;

@@ -74,22 +74,6 @@ pub struct Args {
     pub json: super::common::JsonArg,
 }
 
-/// `render --json`.
-#[derive(serde::Serialize)]
-struct RenderDocument<'a> {
-    schema_version: u32,
-    kind: &'static str,
-    target: String,
-    files: Vec<RenderedFile<'a>>,
-}
-
-#[derive(serde::Serialize)]
-struct RenderedFile<'a> {
-    name: &'a str,
-    executable: bool,
-    contents: &'a str,
-}
-
 /// Run `lowlat render`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The pod hands the duration to `lowlat measure timer -D` as written: check it parses there.
@@ -128,21 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(out) = &args.json.json {
-        let files = rendered
-            .iter()
-            .map(|f| RenderedFile {
-                name: &f.name,
-                executable: f.executable,
-                contents: &f.contents,
-            })
-            .collect();
-        let doc = RenderDocument {
-            schema_version: 1,
-            kind: "render",
-            target: args.target.to_string(),
-            files,
-        };
-        out.write_json(&doc)?;
+        out.write_json(&files::Document::new(args.target, &rendered))?;
         if args.json.to_stdout() && args.output.is_none() && args.input.is_none() {
             return Ok(ExitCode::Ok);
         }

@@ -102,8 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             time: None,
         };
         let xml = report::junit::write(&model.title, &report::junit::sections(&model, None), &meta);
-        util::fs::write_atomic(path, xml.as_bytes(), 0o644)
-            .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+        super::common::write_junit(path, &xml)?;
     }
     if !args.json.to_stdout() {
         super::common::print_view(format_args!(

@@ -2,7 +2,6 @@
 //! must-gather `sysinfo.tgz`, symlinks kept) plus `lowlat-snapshot.json`, the manifest of
 //! what could not be read and why (`host::snapshot`).
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -40,38 +39,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..Default::default()
     };
     let snap = host::snapshot::capture(root, &opts).context("taking the snapshot")?;
-    let out = args.output.display();
     util::fs::write_atomic(&args.output, &snap.tgz, 0o644)
-        .with_context(|| format!("writing {out}"))?;
-    let (m, h) = (&snap.manifest, &snap.host);
-    let failed: Vec<_> =
-        m.failures.iter().filter(|f| f.kind != host::snapshot::FailureKind::NotFound).collect();
-    let kib = snap.tgz.len().div_ceil(1024);
-    // Paths, the source and the failure reasons are the host's or the user's text: printed
-    // through the escaping writer.
-    let mut text = format!(
-        "wrote {out} ({kib} KiB): {} files, {} directories, {} symlinks from {}\n",
-        m.files, m.dirs, m.symlinks, m.source
-    );
-    let _ = writeln!(
-        text,
-        "{} tasks, {} IRQs, {} CPUs captured; {} files absent, {} unreadable (listed in {})",
-        h.tasks.as_ref().map_or(0, Vec::len),
-        h.irqs.len(),
-        h.topology.cpus.len(),
-        m.failures.len() - failed.len(),
-        failed.len(),
-        host::snapshot::MANIFEST
-    );
-    for f in failed.iter().take(5) {
-        let _ = writeln!(text, "  {} {}: {}", f.op, f.path, util::term::sanitize(&f.reason, false));
-    }
-    text.push_str(if m.process_cmdlines {
-        "note: it contains every process's command line (/proc/PID/cmdline), which can hold passwords or tokens given as arguments; share it with care, or take it again with --no-cmdline\n"
-    } else {
-        "process command lines left out (--no-cmdline)\n"
-    });
-    let _ = writeln!(text, "read it with: lowlat inspect --root {out}");
-    super::common::print_view(text)?;
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    super::common::print_view(snap.summary(&args.output))?;
     Ok(ExitCode::Ok)
 }

@@ -73,8 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let meta =
             report::junit::Meta { hostname: None, timestamp: started, time: Some(t0.elapsed()) };
         let xml = report::junit::write("lowlat verify", &[suite], &meta);
-        util::fs::write_atomic(path, xml.as_bytes(), 0o644)
-            .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+        super::common::write_junit(path, &xml)?;
     }
     if let Some(p) = &args.prometheus {
         report::prom::verify(&verified.report)
