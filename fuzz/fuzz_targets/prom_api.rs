@@ -1,4 +1,4 @@
-//! Fuzz the Prometheus HTTP API reader (`measure etcd --prometheus`, issue 21): arbitrary JSON
+//! Fuzz the Prometheus HTTP API reader (`measure etcd --prometheus-url`, issue 21): arbitrary JSON
 //! never panics; a range answer's windows are ascending, inside the asked window, and each
 //! histogram is cumulative.
 #![no_main]

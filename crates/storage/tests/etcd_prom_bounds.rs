@@ -1,4 +1,4 @@
-//! `measure etcd --prometheus` on large `query_range` answers (issue 21, item 9): linear in
+//! `measure etcd --prometheus-url` on large `query_range` answers (issue 21, item 9): linear in
 //! the points, points outside the asked window dropped, the first stop request honoured.
 //! A fake Prometheus (a thread on a loopback port) answers every instant query with one small
 //! histogram and every range query with points from well before the window to well after it.

@@ -125,21 +125,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 #[command(
     after_help = "Examples:\n  lowlat measure etcd --endpoint http://127.0.0.1:2379 --duration 60s --interval 5s\n  \
 lowlat measure etcd --endpoint https://10.0.0.5:2379 --cacert ca.crt --cert peer.crt --key peer.key\n  \
-lowlat measure etcd --prometheus https://thanos-querier.openshift-monitoring.svc:9091 \\\n      \
+lowlat measure etcd --prometheus-url https://thanos-querier.openshift-monitoring.svc:9091 \\\n      \
 --token-file token --cacert service-ca.crt --selector 'job=\"etcd\"' --duration 1h --interval 1m"
 )]
 pub struct EtcdArgs {
     /// etcd's metrics URL, http:// or https:// (a client URL, or --listen-metrics-urls);
     /// `/metrics` is appended when no path is given.
-    #[arg(long, required_unless_present = "prometheus", conflicts_with = "prometheus")]
+    #[arg(long, required_unless_present = "prometheus_url", conflicts_with = "prometheus_url")]
     pub endpoint: Option<String>,
     /// Read etcd's histograms from this Prometheus (or Thanos querier) base URL instead: the
-    /// window that ends now, by increase() over --duration and every --interval.
+    /// window that ends now, by increase() over --duration and every --interval. (Named apart
+    /// from `--prometheus FILE`, which writes a textfile everywhere else.)
     #[arg(long, value_name = "URL")]
-    pub prometheus: Option<String>,
-    /// With --prometheus: label matchers for etcd's series, e.g. 'job="etcd",instance=~"m0.*"'
+    pub prometheus_url: Option<String>,
+    /// With --prometheus-url: label matchers for etcd's series, e.g. 'job="etcd",instance=~"m0.*"'
     /// (default: every series, summed).
-    #[arg(long, requires = "prometheus", default_value = "")]
+    #[arg(long, requires = "prometheus_url", default_value = "")]
     pub selector: String,
     /// CA bundle (PEM) that verifies the server's certificate (https://).
     #[arg(long, value_name = "FILE")]
@@ -164,7 +165,7 @@ pub struct EtcdArgs {
     /// Window to measure (bucket deltas between the first and the last scrape).
     #[arg(long, default_value = "30s", value_parser = span)]
     pub duration: Duration,
-    /// Scrape this often for the per-interval series (with --prometheus: the series' step,
+    /// Scrape this often for the per-interval series (with --prometheus-url: the series' step,
     /// whole seconds, at least twice Prometheus' scrape interval).
     #[arg(long, default_value = "5s", value_parser = span)]
     pub interval: Duration,
@@ -184,10 +185,10 @@ pub fn run_etcd(a: EtcdArgs) -> anyhow::Result<ExitCode> {
         ),
         None => a.token,
     };
-    let source = match (a.endpoint, a.prometheus) {
+    let source = match (a.endpoint, a.prometheus_url) {
         (_, Some(url)) => Source::Prometheus { url, selector: a.selector },
         (Some(endpoint), None) => Source::Metrics { endpoint },
-        (None, None) => return Err(usage("give --endpoint or --prometheus")),
+        (None, None) => return Err(usage("give --endpoint or --prometheus-url")),
     };
     let tls = TlsFiles { cacert: a.cacert, cert: a.cert, key: a.key };
     let (duration, interval) = (a.duration, a.interval);

@@ -440,7 +440,7 @@ fn measure_etcd_checks_its_inputs_and_reports_unreachable() {
         (vec!["--endpoint", "https://127.0.0.1:2379", "--cacert", missing], "the CA file"),
         (vec!["--endpoint", "ftp://127.0.0.1:2379"], "expected http://host:port or https://"),
         (vec!["--endpoint", "https://h:1", "--cert", missing], "--key"),
-        (vec!["--prometheus", "http://127.0.0.1:9", "--selector", "a}or{"], "without braces"),
+        (vec!["--prometheus-url", "http://127.0.0.1:9", "--selector", "a}or{"], "without braces"),
         (vec!["--duration", "1s"], "--endpoint"),
     ] {
         let o = run(&args);
