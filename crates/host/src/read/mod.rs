@@ -59,14 +59,18 @@ pub fn read_with(root: &Root, opts: &ReadOptions) -> Host {
         devices::read(&mut cx, &mut host);
     } else {
         // Tasks (most of the files on a big host) are read on their own threads while this one
-        // reads every other area; nothing else depends on them. Unknowns and warnings are
-        // merged in the sequential order above, so the model is the same either way.
+        // reads every other area, then helps with what is left of them; nothing else depends
+        // on them. Unknowns and warnings are merged in the sequential order above, so the
+        // model is the same either way.
+        let mut tcx = Ctx::new(root);
         let mut after = Ctx::new(root);
-        let (tasks, tcx) = std::thread::scope(|s| {
-            let t = s.spawn(|| {
-                let mut tcx = Ctx::new(root);
-                (read_tasks(&mut tcx), tcx)
-            });
+        let work = tasks::Work::new(&mut tcx, opts.max_processes, opts.skip_cmdline);
+        std::thread::scope(|s| {
+            if let Some(w) = &work {
+                for _ in 0..w.helpers() {
+                    s.spawn(|| w.help());
+                }
+            }
             topology::read(&mut cx, &mut host);
             kernel::read(&mut cx, &mut host);
             power::read(&mut cx, &mut host);
@@ -74,9 +78,11 @@ pub fn read_with(root: &Root, opts: &ReadOptions) -> Host {
             system::read(&mut after, &mut host);
             memory::read(&mut after, &mut host);
             devices::read(&mut after, &mut host);
-            t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+            if let Some(w) = &work {
+                w.help();
+            }
         });
-        host.tasks = tasks;
+        host.tasks = work.map(|w| w.finish(&mut tcx));
         cx.absorb(tcx);
         cx.absorb(after);
     }
