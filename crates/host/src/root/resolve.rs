@@ -265,19 +265,45 @@ fn openat2_beneath(
     Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
-/// `openat(dir, name)` read-only, for the live root (no confinement: the live root is `/`).
-pub fn openat_live(dir: &std::fs::File, name: &str) -> Option<std::fs::File> {
+/// What opening a name beneath an open directory gave.
+pub enum At {
+    /// The file (or directory).
+    Open(std::fs::File),
+    /// `ENOENT`: the full path names nothing either (a link leaving the directory fails
+    /// otherwise), so the answer is "not present" without asking again.
+    Absent,
+    /// Anything else: the full path is asked, and gives the answer (or the error) it always
+    /// has.
+    Retry,
+}
+
+impl At {
+    fn of(fd: Result<std::fs::File, Option<std::io::Error>>) -> Self {
+        match fd {
+            Ok(f) => At::Open(f),
+            Err(Some(e)) if e.raw_os_error() == Some(libc::ENOENT) => At::Absent,
+            Err(_) => At::Retry,
+        }
+    }
+}
+
+/// `openat(dir, name)` read-only, for the live root (no confinement: the live root is `/`);
+/// `extra` adds open flags (`O_DIRECTORY` to list a directory).
+pub fn openat_live(dir: &std::fs::File, name: &str, extra: i32) -> At {
     use std::os::fd::{AsRawFd as _, FromRawFd as _};
     let fd = with_cstr(name, |c| {
         // SAFETY: `c` is a valid NUL-terminated path and `dir` an open descriptor we borrow
         // for the duration of the call.
-        unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) }
-    })?;
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: the kernel just returned this fd to us; nothing else owns it.
-    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+        unsafe {
+            libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | extra)
+        }
+    });
+    At::of(match fd {
+        None => Err(None),
+        Some(fd) if fd < 0 => Err(Some(std::io::Error::last_os_error())),
+        // SAFETY: the kernel just returned this fd to us; nothing else owns it.
+        Some(fd) => Ok(unsafe { std::fs::File::from_raw_fd(fd) }),
+    })
 }
 
 /// Run `f` on `path` as a C string, built on the stack when short (no allocation per open);
@@ -440,21 +466,23 @@ impl DirTree {
         self.open_beneath(rel, libc::O_DIRECTORY)
     }
 
-    /// Read `name` in `dir`, the directory `rel` opened by [`DirTree::open_dir`]: the kernel
-    /// walks `name` alone, confined beneath `dir`. `None` when that open fails for any reason
-    /// (missing, a link leaving `dir`, …): the caller then reads `rel/name` by its full path,
-    /// which gives the same answer, or the same error, as ever.
-    pub fn read_at(
+    /// Open `name` beneath `dir`, a directory opened by [`DirTree::open_dir`]: the kernel
+    /// walks `name` alone, confined beneath `dir`. `extra` adds open flags (`O_DIRECTORY` to
+    /// list it).
+    pub fn open_at(&self, dir: &std::fs::File, name: &str, extra: i32) -> At {
+        use std::os::fd::AsRawFd as _;
+        At::of(openat2_beneath(dir.as_raw_fd(), name, extra))
+    }
+
+    /// Read an opened file of the tree (`rel` names it in errors).
+    pub fn read_opened(
         &self,
-        dir: &std::fs::File,
+        file: std::fs::File,
         rel: &str,
-        name: &str,
         one_record: bool,
         buf: &mut Vec<u8>,
-    ) -> Option<Result<(), ReadError>> {
-        use std::os::fd::AsRawFd as _;
-        let file = openat2_beneath(dir.as_raw_fd(), name, 0).ok()?;
-        Some(read_regular(file, one_record, buf).map_err(|f| f.at(&format!("{rel}/{name}"))))
+    ) -> Result<(), ReadError> {
+        read_regular(file, one_record, buf).map_err(|f| f.at(rel))
     }
 
     pub(super) fn link_of(&self, p: &str) -> Result<Option<String>, ReadError> {
