@@ -15,7 +15,9 @@ RUNS_LIVE=${1:-51}
 RUNS_TREE=${2:-5}
 DIR=${BENCH_DIR:-/dev/shm}/lowlat-bench
 cargo build --release -q -p lowlat
-BIN=$PWD/target/release/lowlat
+# Where cargo put it: CARGO_TARGET_DIR when set (a shared machine's per-worktree target).
+TARGET=${CARGO_TARGET_DIR:-$PWD/target}
+BIN=$(cd "$TARGET" && pwd)/release/lowlat
 T=bench/inspect-time.py
 
 echo "machine: $(nproc) CPUs, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"

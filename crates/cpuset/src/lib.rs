@@ -18,9 +18,14 @@ pub const MAX_CPUS: usize = 8192;
 const WORDS: usize = MAX_CPUS / 64;
 
 /// A set of CPU numbers `0..MAX_CPUS`.
+///
+/// The bitmap holds only the words up to the highest CPU in the set (none when empty), so a
+/// set of a 512-CPU host is 64 bytes, not a 1 KiB `MAX_CPUS` bitmap: a big host's model holds
+/// one per thread (50 000 on a 512-CPU machine). No trailing word is zero, so equal sets have
+/// equal bitmaps (the derived `PartialEq` and `Hash` compare sets).
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct CpuSet {
-    bits: Box<[u64; WORDS]>,
+    bits: Vec<u64>,
 }
 
 impl Default for CpuSet {
@@ -32,7 +37,19 @@ impl Default for CpuSet {
 impl CpuSet {
     /// The empty set.
     pub fn new() -> Self {
-        Self { bits: Box::new([0; WORDS]) }
+        Self { bits: Vec::new() }
+    }
+
+    /// Word `i` of the bitmap (zero past its end).
+    fn word(&self, i: usize) -> u64 {
+        self.bits.get(i).copied().unwrap_or(0)
+    }
+
+    /// Drop trailing zero words (the invariant equality relies on).
+    fn trim(&mut self) {
+        while self.bits.last() == Some(&0) {
+            self.bits.pop();
+        }
     }
 
     /// Parse a Linux cpu-list such as `0-3,8,10-11` or `0-31:2/8`. Whitespace around the
@@ -95,20 +112,25 @@ impl CpuSet {
         if cpu >= MAX_CPUS {
             return false;
         }
-        self.bits[cpu / 64] |= 1 << (cpu % 64);
+        let w = cpu / 64;
+        if w >= self.bits.len() {
+            self.bits.resize(w + 1, 0);
+        }
+        self.bits[w] |= 1 << (cpu % 64);
         true
     }
 
     /// Remove a CPU.
     pub fn remove(&mut self, cpu: usize) {
-        if cpu < MAX_CPUS {
-            self.bits[cpu / 64] &= !(1 << (cpu % 64));
+        if let Some(w) = self.bits.get_mut(cpu / 64) {
+            *w &= !(1 << (cpu % 64));
+            self.trim();
         }
     }
 
     /// Whether `cpu` is in the set.
     pub fn contains(&self, cpu: usize) -> bool {
-        cpu < MAX_CPUS && self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+        self.word(cpu / 64) & (1 << (cpu % 64)) != 0
     }
 
     /// Number of CPUs in the set.
@@ -118,7 +140,7 @@ impl CpuSet {
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|w| *w == 0)
+        self.bits.is_empty()
     }
 
     /// The lowest CPU in the set.
@@ -128,13 +150,13 @@ impl CpuSet {
 
     /// The highest CPU in the set.
     pub fn last(&self) -> Option<usize> {
-        let (i, w) = self.bits.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
-        Some(i * 64 + 63 - w.leading_zeros() as usize)
+        let i = self.bits.len().checked_sub(1)?;
+        Some(i * 64 + 63 - self.bits[i].leading_zeros() as usize)
     }
 
     /// CPUs in ascending order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter { set: self, word: 0, cur: self.bits[0] }
+        Iter { set: self, word: 0, cur: self.word(0) }
     }
 
     /// CPUs in ascending order, collected.
@@ -143,10 +165,9 @@ impl CpuSet {
     }
 
     fn zip(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Self {
-        let mut out = Self::new();
-        for i in 0..WORDS {
-            out.bits[i] = f(self.bits[i], other.bits[i]);
-        }
+        let n = self.bits.len().max(other.bits.len());
+        let mut out = Self { bits: (0..n).map(|i| f(self.word(i), other.word(i))).collect() };
+        out.trim();
         out
     }
 
@@ -172,7 +193,7 @@ impl CpuSet {
 
     /// Whether every CPU of `self` is in `other`.
     pub fn is_subset(&self, other: &Self) -> bool {
-        self.bits.iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
+        self.bits.iter().enumerate().all(|(i, a)| a & !other.word(i) == 0)
     }
 
     /// Whether the sets share no CPU.
@@ -201,17 +222,26 @@ impl CpuSet {
         out
     }
 
-    /// The first CPU at or after `from` that is in the set (`member`), or not in it.
+    /// The first CPU at or after `from` that is in the set (`member`), or not in it (below
+    /// [`MAX_CPUS`]).
     fn next_from(&self, from: usize, member: bool) -> Option<usize> {
         let pick = |w: u64| if member { w } else { !w };
+        // Past the bitmap every word is zero: no member there, every CPU a non-member.
+        let end = if member { self.bits.len() } else { WORDS };
         let mut i = from / 64;
-        let mut w = pick(*self.bits.get(i)?) & (!0u64 << (from % 64));
+        if i >= end {
+            return None;
+        }
+        let mut w = pick(self.word(i)) & (!0u64 << (from % 64));
         loop {
             if w != 0 {
                 return Some(i * 64 + w.trailing_zeros() as usize);
             }
             i += 1;
-            w = pick(*self.bits.get(i)?);
+            if i >= end {
+                return None;
+            }
+            w = pick(self.word(i));
         }
     }
 
@@ -224,7 +254,7 @@ impl CpuSet {
         let nwords = width.div_ceil(32).max(1);
         let mut parts = Vec::with_capacity(nwords);
         for w in (0..nwords).rev() {
-            let word = ((self.bits[w / 2] >> ((w % 2) * 32)) & 0xffff_ffff) as u32;
+            let word = ((self.word(w / 2) >> ((w % 2) * 32)) & 0xffff_ffff) as u32;
             if w == nwords - 1 {
                 // The kernel prints the top word only as wide as the CPUs it covers.
                 let top_bits = width - w * 32;
@@ -256,7 +286,7 @@ impl Iterator for Iter<'_> {
                 return Some(self.word * 64 + bit);
             }
             self.word += 1;
-            if self.word >= WORDS {
+            if self.word >= self.set.bits.len() {
                 return None;
             }
             self.cur = self.set.bits[self.word];

@@ -176,3 +176,40 @@ fn to_list_matches_the_cpu_by_cpu_form() {
         assert_eq!(CpuSet::parse_list(&s.to_list()).unwrap(), s, "{list}");
     }
 }
+
+#[test]
+fn equal_sets_are_equal_however_built() {
+    // The bitmap keeps no zero word at its end: a set emptied of its high CPUs, or made by
+    // algebra, equals (and hashes as) the same set parsed directly.
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let hash = |s: &CpuSet| {
+        let mut h = DefaultHasher::new();
+        s.hash(&mut h);
+        h.finish()
+    };
+    let small = CpuSet::parse_list("0-3").unwrap();
+    let mut shrunk = CpuSet::parse_list("0-3,500,8191").unwrap();
+    shrunk.remove(8191);
+    shrunk.remove(500);
+    let big = CpuSet::parse_list("0-3,4000-4095").unwrap();
+    let parts = [
+        shrunk,
+        big.difference(&CpuSet::parse_list("4000-4095").unwrap()),
+        big.intersection(&CpuSet::first_n(64)),
+        big.symmetric_difference(&CpuSet::parse_list("4000-4095").unwrap()),
+    ];
+    for s in &parts {
+        assert_eq!(s, &small);
+        assert_eq!(hash(s), hash(&small));
+        assert_eq!(s.last(), Some(3));
+    }
+    let mut empty = CpuSet::parse_list("8191").unwrap();
+    empty.remove(8191);
+    assert_eq!(empty, CpuSet::new());
+    assert!(empty.is_empty() && empty.last().is_none() && empty.iter().next().is_none());
+    assert_eq!(empty.to_list(), "");
+    assert!(empty.is_subset(&small) && !big.is_subset(&small) && small.is_subset(&big));
+    assert!(!empty.contains(8191) && !small.contains(9000) && !small.contains(4));
+    assert_eq!(CpuSet::parse_list("8191").unwrap().to_mask(0).len(), 256 * 9 - 1);
+}

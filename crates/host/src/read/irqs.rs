@@ -51,6 +51,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
     }
     match cx.list("irqs", "proc/irq") {
         Some(names) => {
+            cx.hold("proc/irq");
             for n in numbered(&names, "") {
                 let Ok(n32) = u32::try_from(n) else { continue };
                 let base = format!("proc/irq/{n}");
@@ -64,6 +65,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
                 );
                 irq.node = cx.opt_int("irqs[].node", &format!("{base}/node"));
             }
+            cx.release();
         }
         None => cx.unknown("irqs[].affinity", "proc/irq", "not present".into()),
     }

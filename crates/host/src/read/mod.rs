@@ -17,7 +17,7 @@ use cpuset::CpuSet;
 
 use crate::model::{Host, Unknown, Warning, SCHEMA_VERSION};
 use crate::parse::LineIssue;
-use crate::root::{ReadError, Root};
+use crate::root::{OpenDir, ReadError, Root};
 
 /// What to read.
 #[derive(Debug, Clone, Default)]
@@ -59,14 +59,18 @@ pub fn read_with(root: &Root, opts: &ReadOptions) -> Host {
         devices::read(&mut cx, &mut host);
     } else {
         // Tasks (most of the files on a big host) are read on their own threads while this one
-        // reads every other area; nothing else depends on them. Unknowns and warnings are
-        // merged in the sequential order above, so the model is the same either way.
+        // reads every other area, then helps with what is left of them; nothing else depends
+        // on them. Unknowns and warnings are merged in the sequential order above, so the
+        // model is the same either way.
+        let mut tcx = Ctx::new(root);
         let mut after = Ctx::new(root);
-        let (tasks, tcx) = std::thread::scope(|s| {
-            let t = s.spawn(|| {
-                let mut tcx = Ctx::new(root);
-                (read_tasks(&mut tcx), tcx)
-            });
+        let work = tasks::Work::new(&mut tcx, opts.max_processes, opts.skip_cmdline);
+        std::thread::scope(|s| {
+            if let Some(w) = &work {
+                for _ in 0..w.helpers() {
+                    s.spawn(|| w.help());
+                }
+            }
             topology::read(&mut cx, &mut host);
             kernel::read(&mut cx, &mut host);
             power::read(&mut cx, &mut host);
@@ -74,9 +78,11 @@ pub fn read_with(root: &Root, opts: &ReadOptions) -> Host {
             system::read(&mut after, &mut host);
             memory::read(&mut after, &mut host);
             devices::read(&mut after, &mut host);
-            t.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+            if let Some(w) = &work {
+                w.help();
+            }
         });
-        host.tasks = tasks;
+        host.tasks = work.map(|w| w.finish(&mut tcx));
         cx.absorb(tcx);
         cx.absorb(after);
     }
@@ -92,11 +98,54 @@ pub(crate) struct Ctx<'a> {
     pub unknown: Vec<Unknown>,
     pub warnings: Vec<Warning>,
     seen_unknown: HashSet<String>,
+    /// A directory held open ([`Ctx::hold`]).
+    held: Option<OpenDir<'a>>,
 }
 
 impl<'a> Ctx<'a> {
     fn new(root: &'a Root) -> Self {
-        Self { root, unknown: Vec::new(), warnings: Vec::new(), seen_unknown: HashSet::new() }
+        Self {
+            root,
+            unknown: Vec::new(),
+            warnings: Vec::new(),
+            seen_unknown: HashSet::new(),
+            held: None,
+        }
+    }
+
+    /// Hold the directory `dir` open until the next `hold` or [`Ctx::release`]: the files
+    /// and directories beneath it are then opened from it by their path inside it, so the
+    /// kernel walks only that (`cpuidle/state3/latency`, not the 8 components from the root,
+    /// for each of the ~30k per-CPU sysfs files of a 512-CPU host). Results, messages and
+    /// recorded accesses are those of the full path ([`OpenDir`]).
+    pub fn hold(&mut self, dir: &str) {
+        self.held = Some(self.root.open_dir(dir));
+    }
+
+    /// Close the directory held by [`Ctx::hold`].
+    pub fn release(&mut self) {
+        self.held = None;
+    }
+
+    /// The held directory and `path` inside it, when `path` lies beneath it.
+    fn beneath<'p>(&self, path: &'p str) -> Option<(&OpenDir<'a>, &'p str)> {
+        let d = self.held.as_ref()?;
+        let rest = path.strip_prefix(d.path())?.strip_prefix('/')?;
+        Some((d, rest))
+    }
+
+    fn read_string(&self, path: &str) -> Result<String, ReadError> {
+        match self.beneath(path) {
+            Some((d, rest)) => d.read_string(rest),
+            None => self.root.read_string(path),
+        }
+    }
+
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, ReadError> {
+        match self.beneath(path) {
+            Some((d, rest)) => d.list_dir(rest),
+            None => self.root.list_dir(path),
+        }
     }
 
     /// Take over what another reader noted, in order after this one's (the same lists as if
@@ -127,7 +176,7 @@ impl<'a> Ctx<'a> {
 
     /// Read a file's text; a failure marks `field` unknown.
     pub fn text(&mut self, field: &str, path: &str) -> Option<String> {
-        match self.root.read_string(path) {
+        match self.read_string(path) {
             Ok(s) => Some(s),
             Err(e) => {
                 self.unknown(field, path, e.reason());
@@ -139,7 +188,7 @@ impl<'a> Ctx<'a> {
     /// Read a file's text; a missing file is silently `None` (optional files), other
     /// failures mark `field` unknown.
     pub fn opt_text(&mut self, field: &str, path: &str) -> Option<String> {
-        match self.root.read_string(path) {
+        match self.read_string(path) {
             Ok(s) => Some(s),
             Err(ReadError::NotFound { .. }) => None,
             Err(e) => {
@@ -202,7 +251,7 @@ impl<'a> Ctx<'a> {
 
     /// A directory listing; missing → `None` silently, other errors mark `field` unknown.
     pub fn list(&mut self, field: &str, path: &str) -> Option<Vec<String>> {
-        match self.root.list_dir(path) {
+        match self.list_dir(path) {
             Ok(v) => Some(v),
             Err(ReadError::NotFound { .. }) => None,
             Err(e) => {

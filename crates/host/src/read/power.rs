@@ -17,6 +17,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
     let mut any_idle = false;
     for cpu in cpus {
         let base = format!("{CPU}/cpu{cpu}");
+        cx.hold(&base);
         let f = format!("{base}/cpufreq");
         let mut p = CpuPower { cpu, ..Default::default() };
         if cx.list("power.cpus[].governor", &f).is_some() {
@@ -62,6 +63,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
         }
         host.power.cpus.push(p);
     }
+    cx.release();
     if !any_freq {
         cx.unknown(
             "power.cpus[].governor",

@@ -2,6 +2,9 @@
 //! nice, start time), `status` (`Cpus_allowed_list`, context switches), and per process
 //! `cgroup` and `cmdline`. Processes that exit while being read are skipped silently.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 use cpuset::CpuSet;
 
 use super::Ctx;
@@ -9,75 +12,113 @@ use crate::model::Task;
 use crate::parse::task::{self as ptask, PF_KTHREAD, PF_NO_SETAFFINITY};
 use crate::root::ReadError;
 
-/// Every process's threads (`None` when `proc` is absent or holds no process directories,
-/// noted as unknown). Touches nothing but `cx`, so it can run beside the other areas.
+/// Every process's threads, read on this thread (`None` when `proc` is absent or holds no
+/// process directories, noted as unknown).
 pub(super) fn read(
     cx: &mut Ctx,
     max_processes: Option<usize>,
     skip_cmdline: bool,
 ) -> Option<Vec<Task>> {
-    let Some(names) = cx.list("tasks", "proc") else {
-        cx.unknown("tasks", "proc", "not present".into());
-        return None;
-    };
-    let mut pids: Vec<u32> = names.iter().filter_map(|n| n.parse().ok()).collect();
-    if pids.is_empty() {
-        cx.unknown(
-            "tasks",
-            "proc/<pid>",
-            "no process directories (a must-gather or a snapshot without tasks)".into(),
-        );
-        return None;
-    }
-    pids.sort_unstable();
-    if let Some(m) = max_processes {
-        pids.truncate(m);
-    }
-    Some(read_parallel(cx, &pids, skip_cmdline))
+    let work = Work::new(cx, max_processes, skip_cmdline)?;
+    work.help();
+    Some(work.finish(cx))
 }
 
-/// Processes per worker below which threads are not worth starting.
+/// Processes per batch: the unit a reading thread takes at a time. Small enough that the
+/// threads finish together (processes differ in thread count), big enough that taking one
+/// costs nothing next to reading it.
+const BATCH: usize = 32;
+/// Processes per reading thread below which another thread is not worth starting.
 const PER_WORKER: usize = 512;
 
-/// Read processes on a few threads (contiguous PID ranges, results joined in PID order):
-/// tens of thousands of small procfs reads are syscall-bound, and the cores are otherwise idle.
-fn read_parallel(cx: &mut Ctx, pids: &[u32], skip_cmdline: bool) -> Vec<Task> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
-    let workers = (pids.len() / PER_WORKER).clamp(1, cores);
-    if workers == 1 {
-        let mut tasks = Vec::with_capacity(pids.len() * 2);
-        let mut sc = Scratch::default();
-        for &pid in pids {
-            read_process(cx, pid, skip_cmdline, &mut tasks, &mut sc);
+/// The processes to read, shared by every thread that helps: each takes the next batch of
+/// PIDs until none is left; [`Work::finish`] puts the batches back in PID order, so the tasks,
+/// unknowns and warnings are those of one thread reading every PID in order. Tens of thousands
+/// of small procfs reads are syscall-bound: on a big host they are most of the work.
+pub(super) struct Work<'a> {
+    root: &'a crate::root::Root,
+    pids: Vec<u32>,
+    skip_cmdline: bool,
+    next: AtomicUsize,
+    done: Mutex<Vec<(usize, Vec<Task>, Ctx<'a>)>>,
+}
+
+impl<'a> Work<'a> {
+    /// List the processes (`None` when `proc` is absent or holds no process directories,
+    /// noted as unknown in `cx`); at most `max_processes`, lowest PIDs first.
+    pub(super) fn new(
+        cx: &mut Ctx<'a>,
+        max_processes: Option<usize>,
+        skip_cmdline: bool,
+    ) -> Option<Self> {
+        let Some(names) = cx.list("tasks", "proc") else {
+            cx.unknown("tasks", "proc", "not present".into());
+            return None;
+        };
+        let mut pids: Vec<u32> = names.iter().filter_map(|n| n.parse().ok()).collect();
+        if pids.is_empty() {
+            cx.unknown(
+                "tasks",
+                "proc/<pid>",
+                "no process directories (a must-gather or a snapshot without tasks)".into(),
+            );
+            return None;
         }
-        return tasks;
+        pids.sort_unstable();
+        if let Some(m) = max_processes {
+            pids.truncate(m);
+        }
+        Some(Self {
+            root: cx.root,
+            pids,
+            skip_cmdline,
+            next: AtomicUsize::new(0),
+            done: Mutex::new(Vec::new()),
+        })
     }
-    let root = cx.root;
-    let chunk = pids.len().div_ceil(workers);
-    let parts: Vec<(Vec<Task>, Ctx)> = std::thread::scope(|s| {
-        let handles: Vec<_> = pids
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut local = Ctx::new(root);
-                    let mut tasks = Vec::with_capacity(part.len() * 2);
-                    let mut sc = Scratch::default();
-                    for &pid in part {
-                        read_process(&mut local, pid, skip_cmdline, &mut tasks, &mut sc);
-                    }
-                    (tasks, local)
-                })
-            })
-            .collect();
-        // A worker that panicked (it cannot: parsing returns errors) loses only its range.
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    let mut tasks = Vec::with_capacity(pids.len() * 2);
-    for (t, local) in parts {
-        tasks.extend(t);
-        cx.absorb(local);
+
+    /// How many threads besides the caller are worth starting: up to 8 readers in all, one
+    /// per `PER_WORKER` processes, and at least one beside the caller when there is a second
+    /// core (the caller has other areas to read first).
+    pub(super) fn helpers(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        (self.pids.len() / PER_WORKER).clamp(1, cores).min(cores - 1)
     }
-    tasks
+
+    /// Read batches until none is left.
+    pub(super) fn help(&self) {
+        let mut sc = Scratch::default();
+        let mut done = Vec::new();
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(part) = self.pids.chunks(BATCH).nth(i) else { break };
+            let mut cx = Ctx::new(self.root);
+            let mut tasks = Vec::with_capacity(part.len() * 4);
+            for &pid in part {
+                read_process(&mut cx, pid, self.skip_cmdline, &mut tasks, &mut sc);
+            }
+            done.push((i, tasks, cx));
+        }
+        match self.done.lock() {
+            Ok(mut g) => g.append(&mut done),
+            Err(p) => p.into_inner().append(&mut done),
+        }
+    }
+
+    /// The tasks in PID order; what the batches noted goes to `cx` in the same order.
+    pub(super) fn finish(self, cx: &mut Ctx) -> Vec<Task> {
+        let mut done = match self.done.into_inner() {
+            Ok(d) => d,
+            Err(p) => p.into_inner(),
+        };
+        done.sort_unstable_by_key(|(i, ..)| *i);
+        let mut tasks = Vec::with_capacity(done.iter().map(|(_, t, _)| t.len()).sum());
+        for (_, t, local) in done {
+            tasks.extend(t);
+            cx.absorb(local);
+        }
+        tasks
+    }
 }
 
 /// One worker's reusable state: the path being built, the file buffers, and the last

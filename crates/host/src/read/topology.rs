@@ -62,6 +62,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
     let mut cache_list = Vec::new();
     for cpu in dirs {
         let base = format!("{CPU}/cpu{cpu}");
+        cx.hold(&base);
         let t = format!("{base}/topology");
         let core = cx.opt_int::<i64>("topology.cpus[].core", &format!("{t}/core_id"));
         let online = match cx.opt_value("topology.cpus[].online", &format!("{base}/online")) {
@@ -107,6 +108,7 @@ pub(super) fn read(cx: &mut Ctx, host: &mut Host) {
             }
         }
     }
+    cx.release();
     cache_list.sort_by(|a, b| {
         (a.level, &a.kind, a.shared_cpus.first()).cmp(&(b.level, &b.kind, b.shared_cpus.first()))
     });

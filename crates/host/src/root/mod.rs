@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use must_gather::{find_nodes, MustGatherError};
+use resolve::At;
 pub use resolve::{lexical_target, normalize, Kind, Resolved};
 pub use tgz::TgzError;
 
@@ -143,10 +144,12 @@ pub struct Root {
 
 /// A directory of a [`Root`] held open so that the files in it are read by name: on a live or
 /// directory root the kernel then walks only the name, not the whole path, for each file
-/// (every thread's `stat` and `status` under `proc/PID/task`). Listings and reads give the
-/// same results, and are recorded the same, as [`Root::list_dir`] and
-/// [`Root::read_record_into`] of the full path; anything unusual (a name with `/` or `..`, a
-/// link leaving the directory, a failed open, a tarball root) goes through the full path.
+/// (every thread's `stat` and `status` under `proc/PID/task`, the per-CPU sysfs files).
+/// Listings and reads give the same results, and are recorded the same, as
+/// [`Root::list_dir`], [`Root::read_string`] and [`Root::read_record_into`] of the full path:
+/// a name that is not there answers "not present" at once, and anything unusual (a name with
+/// an empty, `.` or `..` component, a link leaving the directory, any other failed open, a
+/// tarball root) goes through the full path.
 #[derive(Debug)]
 pub struct OpenDir<'r> {
     root: &'r Root,
@@ -158,6 +161,11 @@ pub struct OpenDir<'r> {
 }
 
 impl OpenDir<'_> {
+    /// This directory's root-relative path, as given to [`Root::open_dir`].
+    pub fn path(&self) -> &str {
+        &self.rel
+    }
+
     /// The full root-relative path of `name` in this directory.
     pub fn path_of(&self, name: &str) -> String {
         format!("{}/{name}", self.rel)
@@ -176,16 +184,57 @@ impl OpenDir<'_> {
 
     /// [`Root::read_record_into`] of `name` in this directory.
     pub fn read_record_into(&self, name: &str, buf: &mut Vec<u8>) -> Result<(), ReadError> {
-        let plain = !name.split('/').any(|c| matches!(c, "" | "." | ".."));
-        let fast = match (&self.fd, &self.root.backend) {
-            (Some(fd), Backend::Live) if plain => resolve::openat_live(fd, name).map(|f| {
-                resolve::read_file_into(f, true, buf)
-                    .map_err(|e| ReadError::from_io(&format!("{}/{name}", self.norm), &e))
-            }),
-            (Some(fd), Backend::Dir(d)) if plain => d.read_at(fd, &self.norm, name, true, buf),
-            _ => None,
+        self.read_into(name, true, buf)
+    }
+
+    /// [`Root::read_string`] of `name` in this directory.
+    pub fn read_string(&self, name: &str) -> Result<String, ReadError> {
+        let mut buf = Vec::new();
+        self.read_into(name, false, &mut buf)?;
+        Ok(match String::from_utf8(buf) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
+    }
+
+    /// [`Root::list_dir`] of `name` (a directory in this one).
+    pub fn list_dir(&self, name: &str) -> Result<Vec<String>, ReadError> {
+        let res = match self.open_at(name, libc::O_DIRECTORY) {
+            At::Open(sub) => {
+                let mut names = resolve::list_fd(&sub);
+                names.sort();
+                Ok(names)
+            }
+            At::Absent => Err(self.absent(name)),
+            At::Retry => return self.root.list_dir(&self.path_of(name)),
         };
-        let Some(res) = fast else { return self.root.read_record_into(&self.path_of(name), buf) };
+        if self.root.record.is_some() {
+            self.root.push(Access::List { path: self.path_of(name), result: res.clone() });
+        }
+        res
+    }
+
+    fn read_into(&self, name: &str, one_record: bool, buf: &mut Vec<u8>) -> Result<(), ReadError> {
+        let res = match self.open_at(name, 0) {
+            At::Open(f) => match &self.root.backend {
+                Backend::Dir(d) => d.read_opened(f, &self.full(name), one_record, buf),
+                _ => resolve::read_file_into(f, one_record, buf)
+                    .map_err(|e| ReadError::from_io(&self.full(name), &e)),
+            },
+            At::Absent => Err(self.absent(name)),
+            At::Retry => {
+                let path = self.path_of(name);
+                return if one_record {
+                    self.root.read_record_into(&path, buf)
+                } else {
+                    let res = self.root.read_bytes(&path).map(|b| *buf = b);
+                    if res.is_err() {
+                        buf.clear();
+                    }
+                    res
+                };
+            }
+        };
         if res.is_err() {
             buf.clear();
         }
@@ -194,6 +243,26 @@ impl OpenDir<'_> {
             self.root.push(Access::Read { path: self.path_of(name), result });
         }
         res
+    }
+
+    /// Open `name` beneath this directory (live and directory roots, plain names only).
+    fn open_at(&self, name: &str, extra: i32) -> At {
+        let plain = !name.split('/').any(|c| matches!(c, "" | "." | ".."));
+        match (&self.fd, &self.root.backend) {
+            (Some(fd), Backend::Live) if plain => resolve::openat_live(fd, name, extra),
+            (Some(fd), Backend::Dir(d)) if plain => d.open_at(fd, name, extra),
+            _ => At::Retry,
+        }
+    }
+
+    /// `name`'s normalized full path, as the backends name it in errors.
+    fn full(&self, name: &str) -> String {
+        format!("{}/{name}", self.norm)
+    }
+
+    /// What reading `name` by its full path answers when nothing is there.
+    fn absent(&self, name: &str) -> ReadError {
+        ReadError::NotFound { path: self.full(name) }
     }
 }
 

@@ -319,6 +319,11 @@ fn open_dir_reads_and_lists_as_the_full_path_does() {
             let rb = by_path.read_record_into(&open.path_of(name), &mut b);
             assert_eq!(ra, rb, "{dir} {name}");
             assert_eq!(a, b, "{dir} {name}");
+            let full = open.path_of(name);
+            assert_eq!(open.read_string(name), by_path.read_string(&full), "{dir} {name}");
+        }
+        for name in ["1", "2", "4", "5", "9", "1/stat", "1/../1", "/1", "", "fd"] {
+            assert_eq!(open.list_dir(name), by_path.list_dir(&open.path_of(name)), "{dir} {name}");
         }
         assert_eq!(rec_a.accesses(), rec_b.accesses(), "{dir}");
     }
