@@ -186,6 +186,10 @@ def info():
     for mg in ("nto/must-gather/must-gather.bare-metal", "nto/must-gather/must-gather.sno"):
         out = must([os.path.join(BIN, "ppc"), "info", "--must-gather-dir-path", mg_root(mg)[0], "--json"])
         open(os.path.join(ORACLE, "info", os.path.basename(mg) + ".json"), "w").write(out)
+    # a hosted control plane's must-gather: PPC groups the nodes by NodePool
+    mg = "hosted/must-gather.sno-hosted"
+    out = must([os.path.join(BIN, "ppc"), "info", "--must-gather-dir-path", mg_root(mg)[0], "--json"])
+    open(os.path.join(ORACLE, "info", "must-gather.sno-hosted.json"), "w").write(out)
 
 
 def hosted():

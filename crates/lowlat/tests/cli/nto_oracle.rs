@@ -702,6 +702,14 @@ fn plan_info_json_is_what_ppc_prints() {
             .success();
         assert_eq!(String::from_utf8(got.get_output().stdout.clone()).unwrap(), want, "{name}");
     }
+    // a hosted control plane: the pools are NodePools (PPC groups the nodes by their label)
+    let want = std::fs::read_to_string(oracle().join("info/must-gather.sno-hosted.json")).unwrap();
+    let got = lowlat()
+        .args(["plan", "--info", "--json", "--must-gather"])
+        .arg(repo().join("testdata/fixtures/hosted/must-gather.sno-hosted"))
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8(got.get_output().stdout.clone()).unwrap(), want, "hosted");
 }
 
 #[test]

@@ -74,10 +74,27 @@ pub fn node_info(name: &str, layout: &Layout) -> NodeInfo {
 }
 
 /// Every pool of the must-gather `dir` (sorted by name) with its nodes (MCO's membership
-/// rule, as PPC applies it).
+/// rule, as PPC applies it). On a hosted control plane's must-gather the pools are its
+/// NodePools, each with the nodes that carry its label, as PPC groups them there.
 pub fn cluster_info(dir: &Path) -> Result<Vec<PoolInfo>, PlanError> {
     let cl = cluster::load(dir)?;
     let mut pools = vec![];
+    let info = |name: &str| -> Result<NodeInfo, PlanError> {
+        let host = read_host(&host::Root::must_gather(dir, Some(name))?)?;
+        Ok(node_info(name, &Layout::from_host(&host)))
+    };
+    if cl.hosted {
+        let mut by_pool: std::collections::BTreeMap<&str, Vec<NodeInfo>> = Default::default();
+        for n in &cl.nodes {
+            if let Some(np) = n.labels.get(cluster::NODE_POOL_LABEL) {
+                by_pool.entry(np.as_str()).or_default().push(info(&n.name)?);
+            }
+        }
+        return Ok(by_pool
+            .into_iter()
+            .map(|(name, nodes)| PoolInfo { name: name.to_string(), nodes })
+            .collect());
+    }
     for pool in &cl.pools {
         let mut nodes = vec![];
         for n in cluster::nodes_for_pool(pool, &cl.pools, &cl.nodes) {
