@@ -321,50 +321,8 @@ pub fn render_with_warnings(
     }
 }
 
-/// Version of the `render --json` document.
+/// Version of the `render --json` document ([`files::Document`]).
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// `render --json`: every rendered file in one document, for programs
-/// (`docs/schemas/render.schema.json`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct Document<'a> {
-    pub schema_version: u32,
-    /// Always `render`.
-    #[schemars(extend("const" = "render"))]
-    pub kind: &'static str,
-    /// The target rendered, as named on the command line (`grub`, `tuned`, `openshift`, …).
-    pub target: String,
-    pub files: Vec<DocumentFile<'a>>,
-}
-
-/// One rendered file of a [`Document`].
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct DocumentFile<'a> {
-    /// File name relative to the output directory.
-    pub name: &'a str,
-    /// Whether the file is a script meant to be executable.
-    pub executable: bool,
-    pub contents: &'a str,
-}
-
-impl<'a> Document<'a> {
-    /// The document of `files`, rendered for `target`.
-    pub fn new(target: impl std::fmt::Display, files: &'a [OutFile]) -> Self {
-        Document {
-            schema_version: SCHEMA_VERSION,
-            kind: "render",
-            target: target.to_string(),
-            files: files
-                .iter()
-                .map(|f| DocumentFile {
-                    name: &f.name,
-                    executable: f.executable,
-                    contents: &f.contents,
-                })
-                .collect(),
-        }
-    }
-}
 
 /// The render as one text for a terminal: a lone file as it is, several each under a
 /// `# ==> NAME <==` header.

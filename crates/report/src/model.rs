@@ -5,7 +5,9 @@
 use serde::Serialize;
 
 /// A verdict, ordered from best to worst so the overall verdict is the maximum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Informational, no judgement.

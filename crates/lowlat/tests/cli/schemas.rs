@@ -114,8 +114,8 @@ fn docs() -> Vec<Doc> {
             what: "rendered files",
             written_by: "`render --json`",
             version: Some(render::SCHEMA_VERSION),
-            types: "`render::Document`",
-            schema: Some(|| root::<render::Document<'static>>("render", Some(render::SCHEMA_VERSION))),
+            types: "`render::files::Document`",
+            schema: Some(|| root::<render::files::Document<'static>>("render", Some(render::SCHEMA_VERSION))),
         },
         Doc {
             file: "apply.schema.json",
@@ -304,8 +304,8 @@ fn readme() -> String {
          - `schema_version` is pinned (`const`) to the version the schema describes; a renamed \
          or removed field or a grown closed set is a new `schema_version` and a new schema.\n\
          - Closed sets (`kind`, `status`, `verdict`, …) are `enum`s. Where a field is free-form \
-         JSON in the type (`serde_json::Value`: a result's `params`) the schema allows any \
-         value; `docs/CONTRACT.md` lists what lowlat puts there.\n\
+         JSON in the type (`serde_json::Value`: `params.job_options` of a result imported \
+         from fio, fio's own options) the schema allows any value.\n\
          - `$id` is `urn:lowlat:schema:<document>:<schema_version>` (no version for the \
          unversioned ones); references are inside each file (`#/$defs/…`).\n\
          - Numbers: times are integer nanoseconds (`_ns`); `format` (`uint64`, `double`, …) \
