@@ -705,7 +705,7 @@ mod schedule_tests {
 }
 
 /// Which partition was judged, in the document's words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PartitionKind {
     Given,
@@ -714,7 +714,7 @@ pub enum PartitionKind {
 }
 
 /// A next command and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Next {
     pub command: String,
     pub why: String,
@@ -722,10 +722,11 @@ pub struct Next {
 
 /// `lowlat check --json`: the verdict, what decided it, what to run next and every file
 /// written.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Document {
     pub schema_version: u32,
     /// Always `check`.
+    #[schemars(extend("const" = "check"))]
     pub kind: &'static str,
     pub verdict: Verdict,
     pub interrupted: bool,

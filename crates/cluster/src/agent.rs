@@ -60,7 +60,7 @@ impl Config {
 }
 
 /// Written as `agent.json` beside the child's results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// The child's exit status (`None`: it could not be started or was killed by a signal).
     pub exit_code: Option<i32>,

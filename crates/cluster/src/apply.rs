@@ -23,7 +23,7 @@ pub struct Manifest {
 }
 
 /// What happened (or would happen) to one object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Applied {
     pub source: String,
     pub api_version: String,
@@ -39,7 +39,7 @@ pub struct Applied {
 }
 
 /// Closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     Create,

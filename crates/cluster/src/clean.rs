@@ -100,7 +100,7 @@ pub struct RecoverConfig {
 }
 
 /// One node's pass.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct NodeRecovery {
     pub node: String,
     pub status: crate::model::Status,

@@ -13,7 +13,7 @@ use cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// Whether the pod's CPUs were its own. Closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// The kubelet's static CPU manager gave the container these whole CPUs: no other
@@ -48,7 +48,7 @@ pub fn cpu_millis(q: &str) -> Option<u64> {
 }
 
 /// What the pod saw of its CPUs (written by the agent into `agent.json`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Seen {
     /// The CPUs the container may run on: the agent's own `Cpus_allowed_list`.
     pub allowed: Option<CpuSet>,
@@ -83,7 +83,7 @@ pub fn seen(root: &host::Root) -> Seen {
 }
 
 /// A node row's `cpus`: what the pod had and what that means.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PodCpus {
     /// Whole CPUs asked with requests = limits (`None`: a Burstable pod).
     pub requested: Option<u32>,

@@ -17,10 +17,11 @@ pub const FLEET_JSON: &str = "fleet.json";
 pub const FLEET_HTML: &str = "fleet-report.html";
 
 /// One `lowlat cluster check` run over a set of nodes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fleet {
     pub schema_version: u32,
     /// Always `fleet`.
+    #[schemars(extend("const" = "fleet"))]
     pub kind: String,
     /// lowlat version that ran the controller.
     pub tool: String,
@@ -44,7 +45,9 @@ pub struct Fleet {
 }
 
 /// A node's (or the fleet's) verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Pass,
@@ -73,7 +76,7 @@ impl Verdict {
 }
 
 /// How a node's pod ended. Closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// The pod ran to the end and its results were gathered.
@@ -89,7 +92,7 @@ pub enum Status {
 }
 
 /// One figure: the worst over the node's CPUs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Worst {
     pub max_ns: u64,
     pub p99_ns: Option<u64>,
@@ -100,7 +103,7 @@ pub struct Worst {
 }
 
 /// One histogram bucket `[lo_ns, hi_ns)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bin {
     pub lo_ns: u64,
     pub hi_ns: u64,
@@ -108,7 +111,7 @@ pub struct Bin {
 }
 
 /// One node's row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NodeResult {
     pub node: String,
     pub status: Status,
@@ -152,7 +155,7 @@ pub struct CpuContext<'a> {
 }
 
 /// What the run deleted at the end.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cleanup {
     pub jobs: usize,
     pub pods: usize,

@@ -13,7 +13,7 @@ use crate::conn::{Conn, Session};
 use crate::{Error, Result};
 
 /// One node's row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NodeInfo {
     pub name: String,
     /// `node-role.kubernetes.io/<role>` labels.
@@ -37,7 +37,7 @@ pub struct NodeInfo {
 }
 
 /// The kubelet settings that matter for CPU isolation, from configz.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubeletConfig {
     #[serde(default)]

@@ -43,7 +43,7 @@ pub fn levels(path: &str) -> Vec<String> {
 }
 
 /// One level's budget before and after.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Level {
     pub path: String,
     /// `cpu.rt_runtime_us` found there.
@@ -58,7 +58,7 @@ pub struct Level {
 
 /// What happened to the real-time budget on one node: written into the node's results
 /// (`rt-budget.json`) and shown per node in the fleet report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub state: State,
     /// One sentence for the reader.
@@ -75,7 +75,7 @@ pub struct Report {
 }
 
 /// Closed set of outcomes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// No RT group scheduling in the way (cgroup v2 only, or no `cpu.rt_runtime_us`).
@@ -218,7 +218,7 @@ const MAX_RECORD: u64 = 64 * 1024;
 
 /// What a grant puts on record on the node **before** writing any level, and removes once every
 /// level is back: the levels it is about to write, with their old values.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Record {
     /// The granting container's own cgroup: while it exists, the grant is in use.
     pub cgroup: String,
@@ -256,7 +256,7 @@ pub fn record_file(cgroup: &str) -> String {
 }
 
 /// What became of one record found in the ledger.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Recovery {
     /// Its container is gone and every level is back to its old value: record removed.
@@ -269,7 +269,7 @@ pub enum Recovery {
 }
 
 /// One record looked at by [`recover`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recovered {
     /// The record's file name in the ledger.
     pub record: String,

@@ -347,6 +347,21 @@ impl serde::Serialize for CpuSet {
     }
 }
 
+/// In JSON a CPU set is its canonical cpu-list string (`"0-3,8"`; `""` for the empty set).
+impl schemars::JsonSchema for CpuSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CpuSet".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "A CPU list: comma-separated CPUs and ranges (\"0-3,8\"), \"\" for none.",
+            "pattern": "^([0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*)?$"
+        })
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for CpuSet {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;

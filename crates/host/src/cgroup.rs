@@ -6,7 +6,7 @@ use cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// One level of a v1 chain: the file and its value (`None`: unreadable).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChainLevel {
     /// Absolute path of the `cpu.rt_runtime_us` file.
     pub file: String,
@@ -14,7 +14,7 @@ pub struct ChainLevel {
 }
 
 /// The RT readiness of a host's container cgroups (for `verify` and `inspect`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Containers {
     pub sched_rt_runtime_us: Option<i64>,
     pub rt_group_sched: Option<bool>,
@@ -31,7 +31,7 @@ pub struct Containers {
 }
 
 /// A container cgroup holding other containers' cgroups.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Nested {
     pub path: String,
     /// How many containers it holds (the first level below it: a nested container's own
@@ -40,7 +40,7 @@ pub struct Nested {
 }
 
 /// How a cgroup was recognised as a container's.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "by", rename_all = "kebab-case")]
 pub enum Recognised {
     /// Its name matches a runtime's pattern (`docker-<id>.scope`, `kubepods…/pod<uid>/<id>`,
@@ -54,7 +54,7 @@ pub enum Recognised {
 /// The namespace evidence that a cgroup holds a container: a process in another PID
 /// namespace than PID 1's, or in another mount namespace with another root directory (a
 /// mount namespace alone is not enough: systemd's sandboxed services have one).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NsEvidence {
     /// The process whose namespaces were compared.
     pub pid: u32,
@@ -66,7 +66,7 @@ pub struct NsEvidence {
 }
 
 /// The namespaces compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Namespace {
     Pid,
@@ -84,7 +84,7 @@ impl Namespace {
 }
 
 /// A container cgroup recognised by namespaces, and the evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Namespaced {
     pub path: String,
     pub evidence: NsEvidence,
@@ -106,7 +106,7 @@ impl Containers {
 }
 
 /// Where the cpu controller lives, and the container cgroups found there.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "version", rename_all = "lowercase")]
 pub enum Tree {
     /// cgroup v1: each container cgroup with the chain from the root down to it.
@@ -119,7 +119,7 @@ pub enum Tree {
 }
 
 /// A container cgroup (v1) and its `cpu.rt_runtime_us` chain, root first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ContainerChain {
     /// The cgroup path (`/system.slice/docker-<id>.scope`).
     pub path: String,
@@ -142,7 +142,7 @@ impl Containers {
 }
 
 /// One container (or pod sandbox) cgroup and its counters; `None`: not readable.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Container {
     /// The cgroup path (`/system.slice/docker-<id>.scope`).
     pub path: String,
@@ -183,7 +183,9 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// The closed set of container runtimes recognised from cgroup names.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Runtime {
     Docker,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Everything lowlat knows about one host.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Host {
     pub schema_version: u32,
     /// Where the data came from: `live`, a directory, a tarball, a must-gather node.
@@ -57,7 +57,7 @@ pub struct Host {
     pub warnings: Vec<Warning>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Source {
     /// `live`, `dir`, `tgz`, `must-gather`.
     pub kind: String,
@@ -67,7 +67,7 @@ pub struct Source {
     pub node: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cpus {
     pub possible: Option<CpuSet>,
     pub present: Option<CpuSet>,
@@ -79,7 +79,7 @@ pub struct Cpus {
     pub nohz_full: Option<CpuSet>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Topology {
     pub cpus: Vec<CpuTopo>,
     /// `/sys/devices/system/cpu/smt/control` (`on`, `off`, `forceoff`, `notsupported`, …).
@@ -91,7 +91,7 @@ pub struct Topology {
 }
 
 /// One logical CPU's place in the machine.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuTopo {
     pub cpu: usize,
     pub online: bool,
@@ -113,7 +113,7 @@ pub struct CpuTopo {
     pub flags: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaNode {
     pub id: usize,
     pub cpus: CpuSet,
@@ -125,14 +125,14 @@ pub struct NumaNode {
     pub hugepages: BTreeMap<u64, HugePages>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HugePages {
     pub total: u64,
     pub free: u64,
 }
 
 /// One distinct cache (deduplicated across the CPUs sharing it).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cache {
     pub level: u32,
     /// `Data`, `Instruction`, `Unified`.
@@ -142,7 +142,7 @@ pub struct Cache {
     pub id: Option<i64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Kernel {
     /// `uname -r` (`/proc/sys/kernel/osrelease`).
     pub release: Option<String>,
@@ -170,7 +170,7 @@ pub struct Kernel {
 }
 
 /// The kernel command line as tokens plus the isolation-related parameters interpreted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BootArgs {
     /// Every token, in order: (`key`, `value` or `None` for a bare flag).
     pub tokens: Vec<(String, Option<String>)>,
@@ -187,14 +187,14 @@ pub struct BootArgs {
     pub errors: Vec<(String, String)>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IsolCpus {
     /// `domain`, `managed_irq`, `nohz`; empty means the default (`domain`).
     pub flags: Vec<String>,
     pub cpus: CpuSet,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Power {
     pub cpus: Vec<CpuPower>,
     /// `/sys/devices/system/cpu/intel_pstate/status`.
@@ -203,7 +203,7 @@ pub struct Power {
     pub cpuidle_driver: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuPower {
     pub cpu: usize,
     pub scaling_driver: Option<String>,
@@ -218,7 +218,7 @@ pub struct CpuPower {
     pub idle_states: Vec<IdleState>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IdleState {
     pub index: usize,
     pub name: String,
@@ -231,7 +231,7 @@ pub struct IdleState {
 }
 
 /// One IRQ from `/proc/irq/N/` joined with its `/proc/interrupts` row.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Irq {
     pub irq: u32,
     /// Action names from `/proc/interrupts` (e.g. `virtio0-input.0`).
@@ -250,14 +250,14 @@ pub struct Irq {
 }
 
 /// `/proc/interrupts` as a table: the CPU header and every row (numbered and named).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InterruptTable {
     /// CPU numbers of the columns (`CPU0 CPU1 …` header; offline CPUs are absent).
     pub cpus: Vec<usize>,
     pub rows: Vec<InterruptRow>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InterruptRow {
     /// `0`, `24`, `LOC`, `RES`, `CAL`, `TLB`, `NMI`, …
     pub id: String,
@@ -269,7 +269,7 @@ pub struct InterruptRow {
 }
 
 /// `/proc/softirqs`: per-kind per-CPU counts.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SoftirqTable {
     pub cpus: Vec<usize>,
     /// (`TIMER`, counts) …
@@ -277,7 +277,7 @@ pub struct SoftirqTable {
 }
 
 /// One thread (`/proc/PID/task/TID`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Task {
     pub pid: u32,
     pub tid: u32,
@@ -324,7 +324,7 @@ impl Task {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Workqueues {
     /// `/sys/devices/virtual/workqueue/cpumask` (unbound workqueues' global mask).
     pub cpumask: Option<CpuSet>,
@@ -343,13 +343,13 @@ pub struct Workqueues {
 }
 
 /// The sysctls that matter for latency, raw text trimmed; `None` = could not be read.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sysctls {
     /// Keyed by dotted name (`kernel.sched_rt_runtime_us`, `vm.stat_interval`, …).
     pub values: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Memory {
     pub mem_total_kb: Option<u64>,
     pub mem_available_kb: Option<u64>,
@@ -363,7 +363,7 @@ pub struct Memory {
     pub default_hugepage_kb: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BlockDevice {
     pub name: String,
     pub rotational: Option<bool>,
@@ -377,7 +377,7 @@ pub struct BlockDevice {
     pub size_sectors: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cgroup {
     /// `v1`, `v2`, `hybrid`, or `None` when unknown.
     pub version: Option<String>,
@@ -392,14 +392,14 @@ pub struct Cgroup {
     pub containers: Vec<crate::cgroup::Container>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpusetPartition {
     pub path: String,
     pub partition: String,
     pub cpus_effective: Option<CpuSet>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PciDevice {
     /// `0000:3b:00.0`.
     pub address: String,
@@ -414,7 +414,7 @@ pub struct PciDevice {
     pub driver: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NetInterface {
     pub name: String,
     /// PCI address of the backing device, when it is one.
@@ -426,7 +426,7 @@ pub struct NetInterface {
 }
 
 /// A statement about the host with its evidence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     /// Stable id, kebab-case (`smt-sibling-not-isolated`, `hypervisor`, …).
     pub id: String,
@@ -438,7 +438,19 @@ pub struct Finding {
     pub fix: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
@@ -447,7 +459,7 @@ pub enum Severity {
 }
 
 /// A field left unknown, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unknown {
     /// Model field (`cpus.isolated`, `tasks`, …).
     pub field: String,
@@ -457,7 +469,7 @@ pub struct Unknown {
 }
 
 /// A file that was read but not fully understood.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warning {
     pub path: String,
     /// 1-based line, when the problem is on one.

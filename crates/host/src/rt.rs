@@ -24,7 +24,7 @@ use crate::root::Root;
 const MAX_CONFIG: u64 = 8 << 20;
 
 /// A task's cgroup for the cpu controller, with what decides its RT budget.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "version", rename_all = "lowercase")]
 pub enum CgroupPlace {
     /// cgroup v1: the cpu hierarchy's mount, the task's path in it, and
@@ -36,7 +36,7 @@ pub enum CgroupPlace {
 }
 
 /// Everything [`diagnose`] looks at. `None` fields were not readable.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evidence {
     /// CAP_SYS_NICE in `CapEff`.
     pub cap_sys_nice: Option<bool>,
@@ -51,7 +51,7 @@ pub struct Evidence {
 }
 
 /// The closed set of causes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CauseKind {
     /// Neither CAP_SYS_NICE nor a sufficient RLIMIT_RTPRIO.
@@ -80,7 +80,7 @@ impl CauseKind {
 }
 
 /// Why real-time is (or would be) refused: the cause, the evidence in words, the fix.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cause {
     pub kind: CauseKind,
     /// One sentence naming the cause (with the path for cgroup causes).

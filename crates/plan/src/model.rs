@@ -64,7 +64,7 @@ impl Plan {
 /// their effects on an NTO node rather than the arguments.
 pub const NTO_OMITS: [&str; 2] = ["irqaffinity", "kthread_cpus"];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     pub schema_version: u32,
@@ -92,7 +92,7 @@ pub struct Plan {
     pub smt_disabled: CpuSet,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanOptions {
     /// Which partitioner made the sets.
@@ -201,6 +201,17 @@ macro_rules! closed_set {
             }
         }
 
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let names: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
+                schemars::json_schema!({ "type": "string", "enum": names })
+            }
+        }
+
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let s = String::deserialize(d)?;
@@ -282,7 +293,7 @@ closed_set! {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HugepageRequest {
     /// `2M`, `1G`.
@@ -292,7 +303,7 @@ pub struct HugepageRequest {
 }
 
 /// One kernel argument with why it is there.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KernelArg {
     pub key: String,
@@ -312,7 +323,7 @@ impl KernelArg {
 
 /// One runtime knob: what to set, to what, why. `apply` turns these into journaled writes;
 /// `verify` checks their effect.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RuntimeItem {
     /// Move every movable IRQ, and the default IRQ mask, to these CPUs.

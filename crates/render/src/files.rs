@@ -176,18 +176,24 @@ mod tests {
 
 /// A render as one JSON document (`lowlat render --json`): `{schema_version, kind: "render",
 /// target, files[] {name, executable, contents}}`, for programs.
-#[derive(Debug, serde::Serialize)]
+/// Its schema: `docs/schemas/render.schema.json`.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Document<'a> {
     pub schema_version: u32,
+    /// Always `render`.
+    #[schemars(extend("const" = "render"))]
     pub kind: &'static str,
+    /// The target rendered, as named on the command line (`grub`, `tuned`, `openshift`, …).
     pub target: String,
     pub files: Vec<DocumentFile<'a>>,
 }
 
 /// One file of a [`Document`].
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct DocumentFile<'a> {
+    /// File name relative to the output directory.
     pub name: &'a str,
+    /// Whether the file is a script meant to be executable.
     pub executable: bool,
     pub contents: &'a str,
 }
@@ -203,6 +209,11 @@ impl<'a> Document<'a> {
                 contents: &f.contents,
             })
             .collect();
-        Self { schema_version: 1, kind: "render", target: target.to_string(), files }
+        Self {
+            schema_version: crate::SCHEMA_VERSION,
+            kind: "render",
+            target: target.to_string(),
+            files,
+        }
     }
 }

@@ -321,6 +321,9 @@ pub fn render_with_warnings(
     }
 }
 
+/// Version of the `render --json` document ([`files::Document`]).
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The render as one text for a terminal: a lone file as it is, several each under a
 /// `# ==> NAME <==` header.
 pub fn listing(files: &[OutFile]) -> String {

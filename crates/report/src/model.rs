@@ -5,7 +5,9 @@
 use serde::Serialize;
 
 /// A verdict, ordered from best to worst so the overall verdict is the maximum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     /// Informational, no judgement.
@@ -42,7 +44,7 @@ impl Verdict {
 }
 
 /// The whole report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Report {
     pub title: String,
     /// Tool and version that wrote the report.
@@ -63,28 +65,28 @@ pub struct Report {
 }
 
 /// A command to run next and why.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct NextStep {
     pub command: String,
     pub why: String,
 }
 
 /// A verdict line for the header and the terminal summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Headline {
     pub verdict: Verdict,
     pub text: String,
 }
 
 /// A note with a level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Note {
     pub verdict: Verdict,
     pub text: String,
 }
 
 /// One section of the report (one plug-in's output).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Section {
     /// Anchor id (`timer`, `fsync`, …), unique within the report.
     pub id: String,
@@ -96,7 +98,7 @@ pub struct Section {
 }
 
 /// A piece of a section.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
     Paragraph {
@@ -115,7 +117,7 @@ pub enum Block {
 }
 
 /// A table; cells may carry a verdict for colouring.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Table {
     pub caption: String,
     pub headers: Vec<String>,
@@ -123,7 +125,7 @@ pub struct Table {
 }
 
 /// One table cell.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Cell {
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -157,7 +159,7 @@ impl Cell {
 }
 
 /// Axis scale.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Scale {
     Linear,
@@ -165,7 +167,7 @@ pub enum Scale {
 }
 
 /// How a series is drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeriesStyle {
     Line,
@@ -182,7 +184,7 @@ pub enum SeriesStyle {
 }
 
 /// A chart as data: title, axes with units, series, vertical markers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Chart {
     /// Unique id within the report (used as the SVG's id).
     pub id: String,
@@ -201,7 +203,7 @@ pub struct Chart {
 
 /// A heat map as data: one row per CPU, one column per x bin, a value per cell (0 = empty),
 /// drawn with a logarithmic colour scale; cells at or above `threshold` are drawn red.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Heatmap {
     /// Unique id within the report.
     pub id: String,
@@ -224,7 +226,7 @@ pub struct Heatmap {
 }
 
 /// One line of a chart.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Series {
     pub name: String,
     pub style: SeriesStyle,
@@ -234,14 +236,14 @@ pub struct Series {
 }
 
 /// A vertical marker line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Marker {
     pub x: f64,
     pub label: String,
 }
 
 /// A grid of cells coloured by role (the topology view).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Grid {
     pub caption: String,
     /// Groups (e.g. one per NUMA node / package), each a list of rows (cores).
@@ -251,7 +253,7 @@ pub struct Grid {
 }
 
 /// A labelled group of grid rows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GridGroup {
     pub label: String,
     /// Each row is one physical core's hardware threads.
@@ -259,7 +261,7 @@ pub struct GridGroup {
 }
 
 /// One CPU in the grid.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct GridCell {
     pub cpu: usize,
     /// `housekeeping`, `isolated`, `offline`, `measured`, `unknown`.

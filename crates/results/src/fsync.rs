@@ -31,7 +31,9 @@ pub const ETCD_P99_LIMIT_NS: u64 = 10_000_000;
 pub const OPENSHIFT_P99_LIMIT_NS: u64 = 20_000_000;
 
 /// Percentiles of one latency distribution (the contract's `lat_ns {…}` names).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct LatNs {
     pub min: u64,
     pub avg: u64,
@@ -65,7 +67,9 @@ impl LatNs {
 }
 
 /// One time window of the probe (default 1 s): whole-run percentiles hide interference.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Window {
     /// Window start, ns since the probe started.
     pub start_ns: u64,
@@ -79,7 +83,7 @@ pub struct Window {
 }
 
 /// Count of ops in one etcd bucket: `le_ns` = `None` is `+Inf`. Counts are not cumulative.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EtcdBucket {
     pub le_ns: Option<u64>,
     pub count: u64,
@@ -107,7 +111,7 @@ pub fn etcd_buckets(h: &Histogram) -> Vec<EtcdBucket> {
 }
 
 /// A pass/fail against one published threshold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// `etcd` (p99 < 10 ms) or `openshift` (p99 < 20 ms).
     pub name: String,
@@ -130,7 +134,7 @@ pub fn verdicts(p99_ns: u64) -> Vec<Verdict> {
 }
 
 /// The storage environment a number was measured in. Every field may be unknown.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StorageEnv {
     /// The directory measured.
     pub dir: String,
@@ -158,7 +162,7 @@ pub struct StorageEnv {
 }
 
 /// The bulk writer's run (the OS-update imitation).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BulkRun {
     /// The bulk writer's mode, or `command` for an update command.
     pub mode: String,
@@ -180,7 +184,7 @@ pub struct BulkRun {
 }
 
 /// One scenario of a run: baseline, or interference × mitigation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Scenario {
     /// `baseline`, or `<interference>` / `<interference> + <mitigation>`.
     pub name: String,
@@ -217,7 +221,7 @@ pub fn worst_windows(windows: &[Window]) -> (Option<u64>, Option<u64>) {
 
 /// The result file of `lowlat measure fsync` (`kind` = `fsync`). The top-level numbers are
 /// those of the first scenario (the only one without `--matrix`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FsyncResult {
     #[serde(flatten)]
     pub envelope: Envelope,
@@ -313,7 +317,7 @@ pub fn to_fio_json(job_name: &str, bs: u64, duration_ns: u64, h: &Histogram) -> 
 }
 
 /// One line of a `lowlat watch` JSON-lines series.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WatchSample {
     /// RFC 3339 UTC time of the sample.
     pub time: String,
@@ -349,7 +353,7 @@ pub struct WatchSample {
 }
 
 /// A thread seen in uninterruptible sleep.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DState {
     pub pid: u32,
     pub tid: u32,
@@ -360,7 +364,7 @@ pub struct DState {
 }
 
 /// A detected step change in a series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cliff {
     /// Index of the first sample after the change.
     pub index: usize,
@@ -377,7 +381,7 @@ pub struct Cliff {
 pub const ETCD_COMMIT_P99_LIMIT_NS: u64 = 25_000_000;
 
 /// One etcd histogram over a window (bucket deltas between two scrapes).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EtcdHistogram {
     /// Metric name (`etcd_disk_wal_fsync_duration_seconds`, …).
     pub metric: String,
@@ -392,7 +396,9 @@ pub struct EtcdHistogram {
 }
 
 /// One interval of `lowlat measure etcd`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct EtcdWindow {
     pub start_ns: u64,
     pub wal_fsync_count: u64,
@@ -402,7 +408,9 @@ pub struct EtcdWindow {
 }
 
 /// Where `measure etcd` read etcd's histograms.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum EtcdSource {
     /// etcd's own `/metrics`, scraped live at the start, every interval and at the end.
@@ -413,7 +421,7 @@ pub enum EtcdSource {
 }
 
 /// The result file of `lowlat measure etcd` (`kind` = `etcd`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EtcdResult {
     #[serde(flatten)]
     pub envelope: Envelope,

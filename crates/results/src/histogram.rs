@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Shape of a histogram: resolution at the bottom, precision, range.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramConfig {
     /// Width of the finest buckets in ns.
     pub unit_ns: u64,
@@ -306,7 +306,7 @@ impl Histogram {
 }
 
 /// One non-empty bucket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bucket {
     pub lo_ns: u64,
     pub hi_ns: u64,
@@ -314,7 +314,7 @@ pub struct Bucket {
 }
 
 /// Serialized histogram: non-empty buckets plus exact moments.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistogramData {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<HistogramConfig>,
@@ -335,7 +335,9 @@ pub struct HistogramData {
 /// Summary statistics in integer nanoseconds (the JSON contract's `*_ns` names). The spread
 /// and the percentiles are `None` (JSON `null`) when they are not known: nothing recorded, or
 /// an import of a tool's summary without its histogram. Never a made-up 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Summary {
     pub count: u64,
     pub min_ns: u64,

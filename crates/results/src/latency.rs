@@ -10,7 +10,7 @@ use crate::histogram::{Bucket, HistogramData, Summary};
 use crate::Envelope;
 
 /// A timer or noise measurement (lowlat's own or imported).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyResult {
     #[serde(flatten)]
     pub envelope: Envelope,
@@ -94,7 +94,7 @@ impl LatencyResult {
 }
 
 /// One measured CPU (one thread).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadResult {
     /// The CPU the thread was pinned to; `None` when it was not pinned.
     pub cpu: Option<u32>,
@@ -168,7 +168,7 @@ pub struct ThreadResult {
 }
 
 /// The samples at or above a bound, as cyclictest lists its histogram's overflows.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Outliers {
     /// The bound: the end of the `-h N` histogram (N µs).
     pub at_or_above_ns: u64,
@@ -198,7 +198,7 @@ impl ThreadResult {
 }
 
 /// A sample at or above the threshold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Breach {
     pub cpu: Option<u32>,
     /// Time since the start of the measurement.
@@ -248,7 +248,7 @@ impl LatencyResult {
 }
 
 /// What load ran during the measurement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoadInfo {
     /// `cpu`, `memory`, `io`, `all`, `external`, …
     pub kind: String,
@@ -262,7 +262,7 @@ pub struct LoadInfo {
 }
 
 /// How an external load command ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LoadExit {
     /// Who ended it.
     pub ended_by: LoadEnd,
@@ -273,7 +273,7 @@ pub struct LoadExit {
 }
 
 /// Who ended an external load command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadEnd {
     /// It ended by itself before the measurement did (it was meant to run throughout).
@@ -300,7 +300,7 @@ impl std::fmt::Display for LoadExit {
 }
 
 /// One second of a run and what happened on the CPU during it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Attribution {
     pub second: u64,
     pub max_ns: u64,
@@ -320,7 +320,7 @@ pub struct Attribution {
 }
 
 /// Interrupt rates of one CPU while a spinner ran there (`kind` = `ticks`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TicksResult {
     #[serde(flatten)]
     pub envelope: Envelope,
@@ -330,7 +330,7 @@ pub struct TicksResult {
 }
 
 /// One CPU's tick and interrupt rates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuTicks {
     pub cpu: u32,
     pub nohz_full: bool,

@@ -27,7 +27,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The host facts every result carries, so a number is never read without its context.
 /// Every field is optional, so files from older versions or importers read as "unknown".
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct HostContext {
     pub hostname: Option<String>,
@@ -76,7 +76,7 @@ impl HostContext {
 }
 
 /// What a result file measured. Serialized as the lower-case names of the JSON contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// Timer wake-up latency (cyclictest semantics).
@@ -114,7 +114,7 @@ impl std::fmt::Display for Kind {
 }
 
 /// Common header of every result file. Per-kind payloads flatten into the same object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "RawEnvelope")]
 pub struct Envelope {
     pub schema_version: u32,
@@ -140,8 +140,9 @@ pub struct Envelope {
     pub failed: Option<String>,
 }
 
-/// [`Envelope`] as read, before `params` is typed by `kind`.
-#[derive(Deserialize)]
+/// [`Envelope`] as read, before `params` is typed by `kind` (its schema is the deserialize
+/// side of [`Envelope`]'s; the documents' schemas are the serialize side).
+#[derive(Deserialize, schemars::JsonSchema)]
 struct RawEnvelope {
     schema_version: u32,
     kind: Kind,
@@ -178,7 +179,7 @@ impl TryFrom<RawEnvelope> for Envelope {
 }
 
 /// What scheduling a measurement asked for and what it got: a result says what ran.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Scheduling {
     /// The policy asked for.
     pub requested: util::sched::Policy,

@@ -14,7 +14,7 @@ use crate::Kind;
 use util::sched::Policy;
 
 /// The parameters of one result, by its kind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Params {
     /// `timer` and `noise` (lowlat's threads, the kernel tracers, hwlat, imports of
@@ -93,7 +93,7 @@ impl Params {
 }
 
 /// Timer and noise runs and their imports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencyParams {
     /// timer: the wake-up period (ns).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -162,7 +162,7 @@ pub struct LatencyParams {
 }
 
 /// The counter a noise loop read.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CounterParams {
     /// `tsc` or `CLOCK_MONOTONIC_RAW`.
     pub source: String,
@@ -170,7 +170,7 @@ pub struct CounterParams {
 }
 
 /// `measure ticks`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TicksParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<String>,
@@ -183,7 +183,7 @@ pub struct TicksParams {
 }
 
 /// `measure fsync` (the request as given, durations in ns) and fio imports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FsyncParams {
     /// The directory probed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -235,7 +235,7 @@ pub struct FsyncParams {
 }
 
 /// `measure etcd`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EtcdParams {
     /// etcd's metrics URL, or the Prometheus base URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::histogram::{HistogramData, Summary};
 
 /// A kernel tracer lowlat measures with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TracerName {
     Timerlat,
@@ -36,7 +36,19 @@ impl std::fmt::Display for TracerName {
 }
 
 /// What an osnoise interference was (the tracer's own classes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum NoiseSource {
     Nmi,
@@ -68,7 +80,7 @@ impl NoiseSource {
 }
 
 /// How a tracer ran (what ran, not what was asked).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TracerRun {
     pub name: Option<TracerName>,
     /// Where tracefs was (`/sys/kernel/tracing`).
@@ -104,7 +116,7 @@ pub const MAX_CAUSES: usize = 50;
 pub const MAX_GAPS: usize = 20;
 
 /// One source of noise over every gap of the run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cause {
     pub source: NoiseSource,
     /// IRQ, softirq or thread name without vector or pid (`local_timer`, `kworker/2:1`);
@@ -123,7 +135,7 @@ pub struct Cause {
 }
 
 /// IRQ-context latency of a timerlat CPU (the thread context is the thread's own stats).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IrqLatency {
     #[serde(flatten)]
     pub stats: Summary,
@@ -131,7 +143,9 @@ pub struct IrqLatency {
 }
 
 /// Counts (or times, in ns) per noise source.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct PerSource {
     pub hw: u64,
     pub nmi: u64,
@@ -163,7 +177,7 @@ impl PerSource {
 }
 
 /// One CPU's osnoise periods summed (what `rtla osnoise top` prints per CPU).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OsnoiseCpu {
     /// Sampling periods completed.
     pub periods: u64,
@@ -187,7 +201,7 @@ impl OsnoiseCpu {
 }
 
 /// One gap at or above the threshold, with what ran inside it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gap {
     /// Time since the start of the measurement.
     pub t_ns: u64,
@@ -200,7 +214,7 @@ pub struct Gap {
     pub unexplained_ns: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GapCause {
     pub source: NoiseSource,
     pub name: String,
@@ -209,7 +223,7 @@ pub struct GapCause {
 }
 
 /// One CPU's hwlat samples (the detector visits the CPUs in turn).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HwlatCpu {
     /// Windows that measured on this CPU and reported a sample above the threshold.
     pub samples: u64,

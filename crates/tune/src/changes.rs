@@ -18,7 +18,7 @@ pub struct Change {
 }
 
 /// Something deliberately not changed, with the reason.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Note {
     pub what: String,
     pub why: String,

@@ -33,7 +33,7 @@ pub const DEFAULT_JOURNAL: &str = "/var/lib/lowlat/journal.jsonl";
 pub const MAX_JOURNAL_BYTES: u64 = 64 << 20;
 
 /// One journal line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Record {
     /// An `apply` started.
@@ -69,7 +69,7 @@ impl Record {
 }
 
 /// What became of a journaled change (the `outcome` of an [`Record::Outcome`] line).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     /// Written and in place.

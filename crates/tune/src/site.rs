@@ -72,7 +72,7 @@ pub struct ApplyRequest<'a> {
 }
 
 /// The plan's boot-tier arguments that the running kernel was not booted with.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Pending {
     pub args: Vec<KernelArg>,
     /// How many kernel arguments the plan has in all.
@@ -81,7 +81,7 @@ pub struct Pending {
 }
 
 /// A dry run: every change with the value it would replace; nothing written.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct DryRun {
     pub rows: Vec<Preview>,
     pub notes: Vec<Note>,
@@ -89,7 +89,7 @@ pub struct DryRun {
 }
 
 /// A completed `apply`.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Applied {
     pub report: ApplyReport,
     pub notes: Vec<Note>,
@@ -98,7 +98,7 @@ pub struct Applied {
 }
 
 /// What `revert` did.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum Reverted {
     /// There is no journal: nothing to do.
@@ -359,7 +359,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// `apply --json` and `revert --json`: the outcome (a [`DryRun`], [`Applied`] or [`Reverted`])
 /// with its `schema_version` and `kind` (`apply-dry-run`, `apply`, `revert`).
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "{T}Document")]
 pub struct Document<'a, T: serde::Serialize> {
     pub schema_version: u32,
     pub kind: &'static str,

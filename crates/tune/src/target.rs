@@ -9,7 +9,19 @@ use cpuset::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// How a file's value is spelled; decides how two values are compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// Plain text, compared after trimming and collapsing whitespace.
@@ -26,7 +38,9 @@ pub enum Format {
 }
 
 /// One thing a write changes.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Target {
     /// A procfs/sysfs file, by its absolute path on the host.

@@ -11,7 +11,7 @@ use crate::target::{same_value, NotAllowed, Target};
 use crate::writer::{ErrorKind, WriteError, Writer};
 
 /// One change and what became of it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Done {
     pub target: Target,
     pub old: String,
@@ -22,7 +22,7 @@ pub struct Done {
 }
 
 /// What `apply` did.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
 pub struct ApplyReport {
     /// Written and in place.
     pub applied: Vec<Done>,
@@ -72,6 +72,16 @@ impl Classify for ApplyError {
     }
 }
 
+/// The JSON shape `ok_or_err` writes, for the schema: `{"ok": value}` or `{"err": why}`.
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // only its schema is used
+enum OkOrErr {
+    #[serde(rename = "ok")]
+    Ok(String),
+    #[serde(rename = "err")]
+    Err(String),
+}
+
 fn ok_or_err<S: serde::Serializer>(v: &Result<String, String>, s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap as _;
     let mut m = s.serialize_map(Some(1))?;
@@ -83,11 +93,12 @@ fn ok_or_err<S: serde::Serializer>(v: &Result<String, String>, s: S) -> Result<S
 }
 
 /// One row of a dry run.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Preview {
     pub target: Target,
     /// The current value, or why it could not be read (`{"ok": …}` / `{"err": …}` in JSON).
     #[serde(serialize_with = "ok_or_err")]
+    #[schemars(with = "OkOrErr")]
     pub old: Result<String, String>,
     pub new: String,
     pub why: String,
@@ -248,14 +259,17 @@ fn rollback(
     }
 }
 
+/// A change `revert` could not restore, as `done_and_error` writes it: the change and the
+/// write error as text.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Failed<'a> {
+    #[serde(flatten)]
+    done: &'a Done,
+    error: String,
+}
+
 fn done_and_error<S: serde::Serializer>(v: &[(Done, WriteError)], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeSeq as _;
-    #[derive(serde::Serialize)]
-    struct Failed<'a> {
-        #[serde(flatten)]
-        done: &'a Done,
-        error: String,
-    }
     let mut seq = s.serialize_seq(Some(v.len()))?;
     for (done, e) in v {
         seq.serialize_element(&Failed { done, error: e.to_string() })?;
@@ -264,7 +278,7 @@ fn done_and_error<S: serde::Serializer>(v: &[(Done, WriteError)], s: S) -> Resul
 }
 
 /// What `revert` did.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
 pub struct RevertReport {
     /// Written back to the recorded old value.
     pub restored: Vec<Done>,
@@ -277,11 +291,12 @@ pub struct RevertReport {
     pub skipped: Vec<Done>,
     /// Could not be restored (the write error as text in JSON).
     #[serde(serialize_with = "done_and_error")]
+    #[schemars(with = "Vec<Failed<'static>>")]
     pub failed: Vec<(Done, WriteError)>,
 }
 
 /// Why `revert` refused to start: the journal's changes were made in another boot.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, schemars::JsonSchema)]
 #[error(
     "{count} journal entries were recorded in boot {recorded}, but this is boot {current}: \
      runtime values were reset by the reboot, so there is nothing of theirs to restore \

@@ -7,7 +7,17 @@ use rustix::process::Pid;
 use rustix::thread::CpuSet as RawSet;
 
 /// Scheduling policy of a thread we start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
     /// `SCHED_FIFO`.

@@ -10,7 +10,19 @@ use plan::Plan;
 use serde::{Deserialize, Serialize};
 
 /// Outcome of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Status {
     #[serde(rename = "pass")]
     Pass,
@@ -44,7 +56,19 @@ impl Status {
 }
 
 /// What a check is about; the terminal table shows the groups in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Group {
     Boot,
@@ -89,7 +113,7 @@ impl Group {
 }
 
 /// One check's result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Check {
     /// Stable kebab-case id (`irq-effective-affinity`, `sysctl:kernel.timer_migration`, …).
     pub id: String,
@@ -122,7 +146,7 @@ impl Check {
 }
 
 /// Counts by status (`pass`, `fail`, `warn` are the public contract).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub pass: usize,
     pub fail: usize,
@@ -140,7 +164,7 @@ fn schema_version() -> u32 {
 }
 
 /// Every check of one run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     /// Files written before it was recorded read as version 1.
     #[serde(default = "schema_version")]

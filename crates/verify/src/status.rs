@@ -21,10 +21,11 @@ use crate::sets::{same_arg, token, tokens};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Status {
     pub schema_version: u32,
     /// Always `status`.
+    #[schemars(extend("const" = "status"))]
     pub kind: String,
     /// The host read (`live`, a snapshot or must-gather node).
     pub source: String,
@@ -43,7 +44,7 @@ pub struct Status {
 }
 
 /// The journal's account of the last `apply`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum Applied {
     /// No journal: lowlat applied nothing here (or it was reverted and forgotten).
@@ -63,7 +64,7 @@ pub enum Applied {
 }
 
 /// One `apply` as the journal tells it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ApplyRun {
     /// The plan file as `apply` was given it.
     pub plan: Option<String>,
@@ -77,7 +78,7 @@ pub struct ApplyRun {
 }
 
 /// Which plan, and where it came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanRef {
     pub file: String,
     pub name: String,
@@ -87,7 +88,7 @@ pub struct PlanRef {
     pub isolated: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlanFrom {
     Argument,
@@ -95,7 +96,7 @@ pub enum PlanFrom {
 }
 
 /// One planned kernel argument.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BootArg {
     pub arg: String,
     pub state: ArgState,
@@ -107,7 +108,7 @@ pub struct BootArg {
     pub next_boot: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArgState {
     /// On the running command line.
@@ -119,7 +120,7 @@ pub enum ArgState {
 }
 
 /// The last apply's values read back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Drift {
     /// Values compared.
     pub checked: usize,
@@ -131,7 +132,7 @@ pub struct Drift {
     pub gone: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Drifted {
     pub target: String,
     pub applied: String,

@@ -12,7 +12,7 @@ use super::ReadError;
 pub const MANIFEST: &str = "lowlat-snapshot.json";
 
 /// The operation that failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
     Read,
@@ -36,7 +36,7 @@ impl std::fmt::Display for Op {
 }
 
 /// How it failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum FailureKind {
     NotFound,
@@ -58,7 +58,7 @@ impl FailureKind {
 }
 
 /// One access that failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failure {
     pub path: String,
     pub op: Op,
@@ -67,7 +67,7 @@ pub struct Failure {
 }
 
 /// The snapshot's manifest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Manifest {
     pub schema_version: u32,
     pub tool: String,

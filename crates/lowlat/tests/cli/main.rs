@@ -19,6 +19,7 @@ mod pipe;
 mod plan;
 mod render;
 mod report;
+mod schemas;
 mod verdicts;
 mod verify;
 mod watch;

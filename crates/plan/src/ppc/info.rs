@@ -12,7 +12,7 @@ use crate::error::PlanError;
 use crate::layout::Layout;
 
 /// One NUMA cell of a node: its index and its logical CPUs, ascending.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NumaCell {
     pub id: usize,
     /// PPC calls the logical CPUs `cores`.
@@ -20,7 +20,7 @@ pub struct NumaCell {
 }
 
 /// One node of a pool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NodeInfo {
     pub name: String,
     pub smt_enabled: bool,
@@ -31,12 +31,13 @@ pub struct NodeInfo {
 }
 
 /// One MachineConfigPool and the nodes it targets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PoolInfo {
     pub name: String,
     /// PPC writes `null` for a pool without nodes (a nil Go slice): read as empty, written
     /// as `null`.
     #[serde(default, deserialize_with = "null_as_empty", serialize_with = "empty_as_null")]
+    #[schemars(with = "Option<Vec<NodeInfo>>")]
     pub nodes: Vec<NodeInfo>,
 }
 

@@ -157,7 +157,7 @@ impl std::str::FromStr for Tool {
 
 /// An imported result: timer or noise (cyclictest, oslat), or fsync (fio). Serializes as the
 /// result file itself.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Imported {
     Latency(Box<crate::LatencyResult>),
