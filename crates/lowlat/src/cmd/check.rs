@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span)]
     pub duration: Option<Duration>,
     /// Directory for the result files and lowlat-report.html.
-    #[arg(long, value_name = "DIR", default_value = "lowlat-out")]
+    #[arg(long, value_name = "DIR", default_value = "lowlat-out", value_parser = super::common::out_dir)]
     pub out: PathBuf,
     /// Directory the fsync probe writes in (default: a temporary directory under --out, removed
     /// afterwards). Point it at the filesystem you care about (e.g. /var/lib/etcd).

@@ -126,7 +126,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DURATION", value_parser = util::duration::parse_positive_span)]
     pub duration: Option<Duration>,
     /// Directory for DIR/<node>/… and the fleet report.
-    #[arg(long, value_name = "DIR", default_value = "lowlat-fleet")]
+    #[arg(long, value_name = "DIR", default_value = "lowlat-fleet", value_parser = super::common::out_dir)]
     pub out: PathBuf,
     #[command(flatten)]
     pub pod: PodArgs,
@@ -160,7 +160,7 @@ pub struct SnapshotArgs {
     #[arg(short = 'l', long, value_name = "SELECTOR")]
     pub selector: String,
     /// The must-gather directory to write (DIR/nodes/<node>/sysinfo.tgz).
-    #[arg(short, long, value_name = "DIR")]
+    #[arg(short, long, value_name = "DIR", value_parser = super::common::out_dir)]
     pub output: PathBuf,
     #[command(flatten)]
     pub pod: PodArgs,

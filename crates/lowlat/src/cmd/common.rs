@@ -34,6 +34,17 @@ pub struct HostArgs {
 }
 
 pub use util::output::Output;
+
+/// A directory option (`--out DIR`, `cluster snapshot -o DIR`): `-` is refused, since a tree
+/// of files cannot go to a stream and a directory named `-` is a trap.
+pub fn out_dir(s: &str) -> Result<PathBuf, String> {
+    if s == "-" {
+        return Err("a directory of files is written here: `-` (stdout) cannot hold it; give a \
+                    directory"
+            .into());
+    }
+    Ok(PathBuf::from(s))
+}
 pub use util::term::print_view;
 
 /// Refuse (exit 2) an output file that could not be written at the end — a missing directory,

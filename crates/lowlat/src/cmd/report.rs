@@ -25,9 +25,9 @@ pub struct Args {
     /// Compare: the "after" result files.
     #[arg(long, value_name = "AFTER", num_args = 1.., requires = "compare")]
     pub vs: Vec<PathBuf>,
-    /// Where to write the HTML report.
+    /// Where to write the HTML report (`-`: to stdout, the summary then goes to stderr).
     #[arg(short, long, value_name = "FILE", default_value = "lowlat-report.html")]
-    pub output: PathBuf,
+    pub output: super::common::Output,
     /// Report title.
     #[arg(long, default_value = "lowlat report")]
     pub title: String,
@@ -56,7 +56,7 @@ fn refuse_overwriting_inputs(args: &Args) -> anyhow::Result<()> {
     };
     let inputs = args.results.iter().chain(&args.compare).chain(&args.vs);
     for input in inputs {
-        for (flag, out) in [("-o", Some(&args.output)), ("--json", json)] {
+        for (flag, out) in [("-o", args.output.file()), ("--json", json.map(|p| p.as_path()))] {
             if out.is_some_and(|o| util::fs::same_file(input, o)) {
                 return Err(usage(format!(
                     "{flag} {} is an input of this report: writing it would replace the input; choose another file",
@@ -90,8 +90,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let docs = report::load_all(&args.results)?;
         (report::build(&docs, &opts), docs)
     };
-    let bytes = report::html::write(&model, &args.output)
-        .with_context(|| format!("writing {}", args.output.display()))?;
+    let bytes = match &args.output {
+        super::common::Output::File(p) => {
+            report::html::write(&model, p).with_context(|| format!("writing {}", p.display()))?
+        }
+        super::common::Output::Stdout => {
+            let html = report::html::render(&model);
+            args.output.write(html.as_bytes())?;
+            html.len()
+        }
+    };
     if let Some(out) = &args.json.json {
         out.write_json(&model)?;
     }
@@ -105,12 +113,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::common::write_junit(path, &xml)?;
     }
     if !args.json.to_stdout() {
-        super::common::print_view(format_args!(
+        let text = format!(
             "{}wrote {} ({} KiB)\n",
             report::summary::render(&model),
-            args.output.display(),
+            args.output,
             bytes.div_ceil(1024)
-        ))?;
+        );
+        if args.output.is_stdout() {
+            util::term::say(true, &util::term::sanitize(&text, true));
+        } else {
+            super::common::print_view(text)?;
+        }
     }
     // Strict: inputs that cannot be judged are an input error (exit 2, the report is
     // written first so it can be read); a FAIL or a partial result fails the gate.

@@ -21,8 +21,9 @@ pub struct Common {
     /// Stop after this many samples.
     #[arg(long)]
     pub count: Option<u64>,
-    /// Append the JSON-lines series here as it goes.
-    #[arg(long, short = 'o')]
+    /// Append the JSON-lines series to this file as it goes (not `-`: stdout has the live
+    /// lines).
+    #[arg(long, short = 'o', value_parser = series_file)]
     pub output: Option<PathBuf>,
     /// Keep a Prometheus textfile-collector file up to date (written atomically).
     #[arg(long)]
@@ -75,6 +76,16 @@ pub struct CmdArgs {
     /// The command and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
+}
+
+/// `-o FILE`, refusing `-`: stdout carries the live lines, and a file named `-` is a trap.
+fn series_file(s: &str) -> Result<PathBuf, String> {
+    if s == "-" {
+        return Err("stdout carries the live lines: give a file for the JSON-lines series \
+                    (e.g. -o watch.jsonl)"
+            .into());
+    }
+    Ok(PathBuf::from(s))
 }
 
 fn config(c: Common) -> WatchConfig {

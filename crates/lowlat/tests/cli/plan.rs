@@ -326,3 +326,42 @@ fn a_plan_reads_from_stdin_with_dash() {
         .code(2)
         .stderr(predicates::str::contains("-:"));
 }
+
+/// `--plan -` on every command that takes a plan (the README's generated `--plan FILE` row
+/// names them, checked against the CLI): the plan is read from stdin, never from a file
+/// named `-`.
+#[test]
+fn every_command_that_takes_a_plan_reads_it_from_stdin_with_dash() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .unwrap_or_default();
+    let row = readme.lines().find(|l| l.starts_with("| `--plan FILE` |")).expect("README row");
+    let on: Vec<&str> = row.split(" | ").nth(1).unwrap_or_default().split(", ").collect();
+    let plan = lowlat().args(["plan", "-o", "-"]).assert().success().get_output().stdout.clone();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("`check`", vec!["check", "--skip", "timer,noise,fsync,ticks", "--duration", "1s"]),
+        ("`render`", vec!["render", "cmdline"]),
+        ("`apply`", vec!["apply", "--dry-run"]),
+        ("`verify`", vec!["verify"]),
+        ("`status`", vec!["status"]),
+        ("`cluster apply`", vec!["cluster", "apply", "--dry-run=client"]),
+    ];
+    for cmd in &on {
+        assert!(cases.iter().any(|(c, _)| c == cmd), "{cmd} takes --plan: add it here");
+    }
+    // without the cluster feature `lowlat cluster` is a stub that says how to get it
+    let built = |c: &str| cfg!(feature = "cluster") || !c.starts_with("`cluster");
+    for (cmd, argv) in cases.iter().filter(|(c, _)| on.contains(c) && built(c)) {
+        let cwd = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let a = lowlat()
+            .args(argv)
+            .args(["--plan", "-"])
+            .current_dir(cwd.path())
+            .write_stdin(plan.clone())
+            .timeout(std::time::Duration::from_secs(120))
+            .assert();
+        let out = a.get_output();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{cmd} --plan -: {stderr}");
+        assert!(!stderr.contains("No such file"), "{cmd} looked for a file named -: {stderr}");
+    }
+}
