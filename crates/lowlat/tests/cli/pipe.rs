@@ -48,10 +48,7 @@ fn closed_stdout_is_quiet_success() {
 /// named `-`.
 #[test]
 fn dash_as_an_output_is_stdout_or_refused_never_a_file_named_dash() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let row = readme.lines().find(|l| l.starts_with("| `-o, --output PATH` |")).unwrap();
-    let on: Vec<&str> = row.split(" | ").nth(1).unwrap().split(", ").collect();
+    let on = crate::support::readme_commands_taking("`-o, --output PATH`");
     let result = concat!(env!("CARGO_MANIFEST_DIR"), "/../report/tests/fixtures/timer.json");
     let cyclictest =
         concat!(env!("CARGO_MANIFEST_DIR"), "/../results/tests/fixtures/cyclictest-2.4-h40.txt");

@@ -58,3 +58,17 @@ pub fn assert_junit_valid(path: &std::path::Path) {
         std::fs::read_to_string(path).unwrap_or_default()
     );
 }
+
+/// The commands the README's shared-options table names for the option whose row starts
+/// with `option` (`` `--plan FILE` ``): its "on" column, which `cli::surface` keeps equal to
+/// the CLI, as written there (`` `render` ``, `` `cluster apply` ``).
+pub fn readme_commands_taking(option: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .unwrap_or_else(|e| panic!("README.md: {e}"));
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with(&format!("| {option} |")))
+        .unwrap_or_else(|| panic!("no {option} row in the README's options table"));
+    let on = row.split(" | ").nth(1).unwrap_or_default();
+    on.split(", ").map(str::to_string).collect()
+}
