@@ -17,8 +17,9 @@ fn write(root: &Path, rel: &str, text: &str) {
     fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
 }
 
-/// A 2-CPU host tree: IRQs, workqueues, sysctls, THP.
-fn sandbox() -> tempfile::TempDir {
+/// A 2-CPU host tree: IRQs, workqueues, sysctls, THP (`apply --sysroot` writes it; the
+/// schema tests use it too).
+pub(crate) fn sandbox() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let r = dir.path();
     write(r, "proc/cmdline", "root=/dev/vda console=ttyS0\n");
@@ -90,7 +91,8 @@ runtime:
 rationale: []
 "#;
 
-fn plan_file(dir: &Path) -> PathBuf {
+/// [`PLAN`], a plan for [`sandbox`], written into `dir`.
+pub(crate) fn plan_file(dir: &Path) -> PathBuf {
     let p = dir.join("plan.yaml");
     fs::write(&p, PLAN).unwrap_or_else(|e| panic!("{e}"));
     p

@@ -571,91 +571,13 @@ fn render_validates() {
     validates("render.schema.json", "render cluster-rbac --json", &doc);
 }
 
-/// A 2-CPU host tree that `apply --sysroot` may write (as `apply.rs`'s sandbox).
-fn sandbox() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let r = dir.path();
-    let write = |rel: &str, text: &str| {
-        let p = r.join(rel);
-        if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).unwrap_or_else(|e| panic!("{e}"));
-        }
-        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    };
-    write("proc/cmdline", "root=/dev/vda console=ttyS0\n");
-    write("proc/sys/kernel/random/boot_id", "11111111-2222-3333-4444-555555555555\n");
-    write("sys/devices/system/cpu/online", "0-1\n");
-    write("sys/devices/system/cpu/possible", "0-1\n");
-    for c in 0..2 {
-        let t = format!("sys/devices/system/cpu/cpu{c}/topology");
-        write(&format!("{t}/thread_siblings_list"), &format!("{c}\n"));
-        write(&format!("{t}/physical_package_id"), "0\n");
-        write(&format!("{t}/core_id"), &format!("{c}\n"));
-    }
-    for irq in [24, 25] {
-        write(&format!("proc/irq/{irq}/smp_affinity_list"), "0-1\n");
-        write(&format!("proc/irq/{irq}/smp_affinity"), "3\n");
-        write(&format!("proc/irq/{irq}/effective_affinity_list"), "1\n");
-    }
-    write("proc/irq/default_smp_affinity", "3\n");
-    write("sys/devices/virtual/workqueue/cpumask", "3\n");
-    write("sys/devices/virtual/workqueue/writeback/cpumask", "3\n");
-    write("sys/bus/workqueue/devices/writeback/cpumask", "3\n");
-    write("proc/sys/kernel/timer_migration", "1\n");
-    write("proc/sys/vm/stat_interval", "1\n");
-    write("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
-    dir
-}
-
-const SANDBOX_PLAN: &str = r#"schema_version: 1
-name: vm-test
-host: null
-reserved: "0"
-isolated: "1"
-offlined: ""
-options:
-  style: lowlat
-  power: default
-  rt_kernel: false
-  no_smt: false
-  split_reserved_across_numa: false
-  topology_policy: null
-  per_pod_power_management: false
-  hugepages: []
-  near_device: null
-kernel_args:
-  - key: nohz_full
-    value: "1"
-    reason: stop the tick on the isolated CPU
-runtime:
-  - kind: irq-affinity
-    cpus: "0"
-    reason: device interrupts to housekeeping
-  - kind: workqueue-mask
-    cpus: "0"
-    reason: unbound work to housekeeping
-  - kind: kthread-affinity
-    cpus: "0"
-    reason: movable kthreads to housekeeping
-  - kind: sysctl
-    name: kernel.timer_migration
-    value: "0"
-    reason: keep timers where they were armed
-  - kind: sysctl
-    name: vm.stat_interval
-    value: "10"
-    reason: fewer vmstat updates
-rationale: []
-"#;
-
 /// apply (dry run, for real), status before and after, revert (and revert again: no journal),
 /// every `--json` document validated.
 #[test]
 fn apply_status_revert_validate() {
-    let sb = sandbox();
+    let sb = crate::apply::sandbox();
     let work = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let plan = work.path().join("plan.yaml");
-    std::fs::write(&plan, SANDBOX_PLAN).unwrap_or_else(|e| panic!("{e}"));
+    let plan = crate::apply::plan_file(work.path());
     // The journal inside the tree, where `status --root` reads it (the path taken in the tree).
     let journal = sb.path().join("var/lib/lowlat/journal.jsonl");
     let apply = |extra: &[&str]| {
