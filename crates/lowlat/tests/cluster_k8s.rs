@@ -19,6 +19,11 @@ use std::sync::Mutex;
 
 use assert_cmd::Command;
 
+/// The CLI tests' shared helpers (this target uses the JUnit check).
+#[path = "cli/support.rs"]
+#[allow(dead_code, reason = "this target uses one helper of the CLI tests' set")]
+mod support;
+
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn env(name: &str) -> String {
@@ -494,14 +499,7 @@ fn guaranteed_check_measures_on_the_exclusive_cpu_and_says_shared_where_it_is_no
         "fleet report"
     );
     // JUnit for CI: a suite per node, named by its host.
-    // the format CI systems read (testdata/junit/junit.xsd; xmllint from libxml2-utils)
-    let xsd = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/junit/junit.xsd");
-    let lint = std::process::Command::new("xmllint")
-        .args(["--noout", "--schema", xsd])
-        .arg(out.path().join("fleet.junit.xml"))
-        .output()
-        .expect("xmllint (apt-get install libxml2-utils)");
-    assert!(lint.status.success(), "{}", String::from_utf8_lossy(&lint.stderr));
+    support::assert_junit_valid(&out.path().join("fleet.junit.xml"));
     let junit = std::fs::read_to_string(out.path().join("fleet.junit.xml")).unwrap();
     for n in &fx.nodes {
         assert!(junit.contains(&format!("hostname=\"{n}\"")), "{n}: {junit}");
