@@ -89,9 +89,19 @@ fn repo_root() -> PathBuf {
 fn static_lowlat() -> Result<PathBuf> {
     let root = repo_root();
     eprintln!("[rtlab] image/build.sh --binary (the static lowlat)");
-    let out = Command::new("bash")
-        .arg(root.join("image/build.sh"))
-        .arg("--binary")
+    let mut cmd = Command::new("bash");
+    cmd.arg(root.join("image/build.sh")).arg("--binary");
+    // `cargo run` puts rtlab's own package variables (CARGO_PKG_NAME, CARGO_MANIFEST_DIR, …) in
+    // our environment; ring's build script declares rerun-if-env-changed on them, so passing
+    // them on would make cargo rebuild ring and everything above it (2–3 min) although the
+    // image stage built the same binary a moment before.
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k == "CARGO" || k.starts_with("CARGO_PKG_") || k.starts_with("CARGO_MANIFEST_") {
+            cmd.env_remove(k.as_ref());
+        }
+    }
+    let out = cmd
         .stderr(std::process::Stdio::inherit())
         .output()
         .context("running image/build.sh --binary")?;
