@@ -172,6 +172,10 @@ pub fn run(
         }
     };
     let instance = tracefs::Instance::create(dir)?;
+    // Nothing is recorded until the window opens (as rtla does): setting the tracer starts its
+    // threads at once, and what they report before `start` below — the priorities, the
+    // recorders, under emulation seconds — would count in a window that did not hold it.
+    instance.set("tracing_on", "0")?;
     // The instance's ring buffer keeps the kernel's default size (1.4 MB per CPU: tens of
     // seconds of timerlat at 1 kHz): resizing it costs an IPI round on every CPU, the measured
     // ones included, and memory on every possible CPU; lost events would be counted.
@@ -179,7 +183,6 @@ pub fn run(
         instance.set("events/osnoise/enable", "1")?;
     }
     instance.set("current_tracer", name.as_str())?;
-    instance.set("tracing_on", "1")?;
     let policy = kthread_policy(name, &c.cpus);
 
     let kind = mode.kind();
@@ -198,7 +201,6 @@ pub fn run(
     let reader_done = AtomicBool::new(false);
     let lost = AtomicU64::new(0);
     let clock = Monotonic;
-    let start = clock.now();
     let mut saved = match save_trace {
         Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| {
             MeasureError::Tracer {
@@ -208,6 +210,9 @@ pub fn run(
         })?)),
         None => None,
     };
+    // The window: from here to `tracing_on` 0 below is what the result's duration says.
+    instance.set("tracing_on", "1")?;
+    let start = clock.now();
     let _ = std::fs::write(instance.file("trace_marker"), "lowlat-start\n");
     let pipe = instance.file("trace_pipe");
     let mut elapsed_ns = 0u64;
