@@ -148,6 +148,16 @@ pub fn tuned_conf(plan: &Plan, include: &str, flavor: Flavor) -> String {
             s.push_str(&format!("drop={}\n", RT_DROPPED_SYSCTLS.join(",")));
         }
         for (k, v) in sysctls {
+            // A plan made before lowlat stopped planning them (or edited by hand) may still
+            // carry one: TuneD would log the same ERROR, so it is left out here too.
+            if plan.options.rt_kernel && RT_DROPPED_SYSCTLS.contains(&k) {
+                s.push_str(&format!(
+                    "# {}={} (in the plan) left out: RT kernels lack it\n",
+                    ini(k),
+                    ini(v)
+                ));
+                continue;
+            }
             if openshift && k == "kernel.timer_migration" {
                 s.push_str("# OpenShift pins guaranteed pods after boot: timers armed on their CPUs must be\n# able to move away, so NTO keeps 1 (not TuneD's 0) and so does lowlat here\n");
                 s.push_str(&format!("{}={OPENSHIFT_TIMER_MIGRATION}\n", ini(k)));

@@ -204,3 +204,29 @@ fn no_rt_plan_sets_a_sysctl_the_rt_kernel_lacks() {
     }
     assert!(rt_seen, "no RT case among the fixtures");
 }
+
+#[test]
+fn an_rt_plan_carrying_a_sysctl_the_rt_kernel_lacks_renders_without_it() {
+    // An RT plan file written before lowlat stopped planning kernel.numa_balancing=0 (or
+    // edited by hand): TuneD's drop= removes only inherited options, so an explicit line would
+    // survive the merge; render leaves it out.
+    let (name, mut plan) =
+        common::cases().into_iter().find(|(_, p)| p.options.rt_kernel).expect("an RT case");
+    for k in render::tuned::RT_DROPPED_SYSCTLS {
+        plan.runtime.push(plan::RuntimeItem::Sysctl {
+            name: k.to_string(),
+            value: "0".into(),
+            reason: "an older plan".into(),
+        });
+    }
+    for text in [
+        tuned_data(&plan),
+        render::tuned::tuned_conf(&plan, "cpu-partitioning", render::tuned::Flavor::Host),
+    ] {
+        let merged = load(&text);
+        for k in render::tuned::RT_DROPPED_SYSCTLS {
+            assert_eq!(merged.get("sysctl", k), None, "{name}: sets {k}:\n{text}");
+            assert!(text.contains(&format!("# {k}=0 (in the plan) left out")), "{text}");
+        }
+    }
+}
