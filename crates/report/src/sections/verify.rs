@@ -50,6 +50,18 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
         let first = c.evidence.first().map_or("", String::as_str);
         headlines.push(Headline::new(Verdict::Fail, format!("{}: {}", c.id, short(first))));
     }
+    let mut blocks = Vec::new();
+    let fixes = by_fix(&checks);
+    if !fixes.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: "To fix: each command once, with the checks it fixes".into(),
+            headers: ["fix", "checks"].map(String::from).to_vec(),
+            rows: fixes
+                .into_iter()
+                .map(|(fix, ids)| vec![Cell::text(fix), Cell::text(ids.join(", "))])
+                .collect(),
+        }));
+    }
     let rows = checks
         .iter()
         .map(|c| {
@@ -61,16 +73,29 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
             ]
         })
         .collect();
-    vec![Section::new(
-        "verify",
-        "Verify (effects on the host)",
-        headlines,
-        vec![Block::Table(Table {
+    vec![Section::new("verify", "Verify (effects on the host)", headlines, {
+        blocks.push(Block::Table(Table {
             caption: "Checks, worst first".into(),
             headers: ["check", "status", "evidence", "fix"].map(String::from).to_vec(),
             rows,
-        })],
-    )]
+        }));
+        blocks
+    })]
+}
+
+/// The fixes of the checks that need one (fail, warn, pending reboot), each once, worst
+/// first, with the checks it fixes: one `lowlat apply` fixes twelve failures, and the report
+/// says so once (as `verify`'s terminal view does).
+fn by_fix(checks: &[&Check]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for c in checks.iter().filter(|c| verdict(c.status) >= Verdict::Warn) {
+        let Some(fix) = c.fix.as_deref().filter(|f| !f.trim().is_empty()) else { continue };
+        match out.iter_mut().find(|(f, _)| f == fix) {
+            Some((_, ids)) => ids.push(c.id.clone()),
+            None => out.push((fix.to_string(), vec![c.id.clone()])),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -83,5 +108,37 @@ mod tests {
         assert_eq!(verdict(Status::ExpectedResidue), Verdict::Info);
         assert_eq!(verdict(Status::NotApplicable), Verdict::Info);
         assert_eq!(verdict(Status::Fail), Verdict::Fail);
+    }
+
+    #[test]
+    fn failures_are_grouped_by_the_fix_they_share() {
+        let check = |id: &str, status, fix: Option<&str>| Check {
+            id: id.into(),
+            status,
+            fix: fix.map(String::from),
+            group: verify::Group::Boot,
+            evidence: Vec::new(),
+        };
+        let apply = "`lowlat apply --plan plan.yaml`";
+        let checks = [
+            check("irq-effective-affinity", Status::Fail, Some(apply)),
+            check("task-affinity", Status::Fail, Some(apply)),
+            check("cmdline-args", Status::PendingReboot, Some("reboot")),
+            check("thp", Status::Fail, Some(apply)),
+            check("smt-siblings", Status::Pass, Some(apply)),
+            check("ksm", Status::Fail, None),
+        ];
+        let refs: Vec<&Check> = checks.iter().collect();
+        let got = by_fix(&refs);
+        assert_eq!(
+            got,
+            vec![
+                (
+                    apply.to_string(),
+                    vec!["irq-effective-affinity".into(), "task-affinity".into(), "thp".into()]
+                ),
+                ("reboot".to_string(), vec!["cmdline-args".into()]),
+            ]
+        );
     }
 }
