@@ -300,34 +300,39 @@ fn latency_section(
         rows,
     }));
 
-    // Overlay: per-CPU maxima (always available), then histograms when both sides have them.
+    // Overlay: per-CPU maxima (always available; a line needs two CPUs — with one, the
+    // table above says it and an empty chart would not), then histograms when both sides
+    // have them.
     let max_points = |m: &Threads<'_>| -> Vec<(f64, f64)> {
         cpus.iter().filter_map(|c| Some((*c as f64, max_ns(m.get(c)?)? as f64 / 1e3))).collect()
     };
-    blocks.push(Block::Chart(Chart {
-        id: "max".into(),
-        title: format!("{title}: maximum per {}, before and after", pairing.column()),
-        x_label: pairing.column().into(),
-        y_label: "max latency (µs)".into(),
-        y_scale: Scale::Linear,
-        series: vec![
-            Series {
-                name: "before".into(),
-                style: SeriesStyle::Dashed,
-                color: 1,
-                points: max_points(&b),
-            },
-            Series {
-                name: "after".into(),
-                style: SeriesStyle::Line,
-                color: 0,
-                points: max_points(&a),
-            },
-        ],
-        markers: Vec::new(),
-        y_markers: Vec::new(),
-        caption: "Lower is better. The worst case is the headline number of a latency run.".into(),
-    }));
+    if cpus.len() >= 2 {
+        blocks.push(Block::Chart(Chart {
+            id: "max".into(),
+            title: format!("{title}: maximum per {}, before and after", pairing.column()),
+            x_label: pairing.column().into(),
+            y_label: "max latency (µs)".into(),
+            y_scale: Scale::Linear,
+            series: vec![
+                Series {
+                    name: "before".into(),
+                    style: SeriesStyle::Dashed,
+                    color: 1,
+                    points: max_points(&b),
+                },
+                Series {
+                    name: "after".into(),
+                    style: SeriesStyle::Line,
+                    color: 0,
+                    points: max_points(&a),
+                },
+            ],
+            markers: Vec::new(),
+            y_markers: Vec::new(),
+            caption: "Lower is better. The worst case is the headline number of a latency run."
+                .into(),
+        }));
+    }
     let has_hist = |m: &Threads<'_>| m.values().any(|t| !t.histogram.buckets.is_empty());
     if has_hist(&b) && has_hist(&a) {
         let x_max = wb.max(wa).max(1);

@@ -35,6 +35,31 @@ fn compare_model_makes_the_seed_smt_improvement_visible() {
 }
 
 #[test]
+fn compare_of_one_cpu_draws_no_empty_chart() {
+    let one = |name: &str| {
+        let mut d = docs(&[name]);
+        if let report::Body::Latency(r) = &mut d[0].body {
+            r.threads.truncate(1);
+        }
+        d
+    };
+    let r = report::compare::build(&one("timer.json"), &one("timer-after.json"), &opts());
+    let timer = r.sections.iter().find(|s| s.id == "timer").expect("timer section");
+    let mut charts = 0;
+    for b in &timer.blocks {
+        if let Block::Chart(c) = b {
+            charts += 1;
+            assert!(!c.id.ends_with("max"), "a per-CPU line through one CPU: {}", c.title);
+            for s in &c.series {
+                assert!(s.points.len() >= 2, "{} / {}: {} points", c.title, s.name, s.points.len());
+            }
+        }
+    }
+    assert!(charts > 0, "the histogram overlay is still drawn");
+    assert!(timer.blocks.iter().any(|b| matches!(b, Block::Table(_))), "the per-CPU table");
+}
+
+#[test]
 fn compare_model_overlays_histograms_and_diffs_fsync_and_verify() {
     let before = docs(&["timer.json", "fsync.json", "verify.json", "ticks.json"]);
     let after =
