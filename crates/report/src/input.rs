@@ -268,16 +268,21 @@ impl Doc {
     /// Read and parse a file: a lowlat JSON document or plan file, or a cyclictest / oslat
     /// output (text or `--json`) or fio output (text, JSON or both), converted by the
     /// `results` importers. A file over [`results::input::MAX_INPUT_BYTES`] is refused before
-    /// it is read (parsing takes ~16x a file's size in memory).
+    /// it is read (parsing takes ~16x a file's size in memory). `-` is standard input.
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let text = match results::input::read_text(path) {
+        let text = match results::input::read_text_or_stdin(path) {
             Ok(t) => t,
             Err(results::input::InputError::Read { path, source }) => {
                 return Err(Error::Read { path, source })
             }
             Err(e) => return Err(e.into()),
         };
-        Self::parse_any(&path.display().to_string(), &text)
+        let source = if path.as_os_str() == "-" {
+            "standard input".to_string()
+        } else {
+            path.display().to_string()
+        };
+        Self::parse_any(&source, &text)
     }
 
     /// Parse a lowlat document or plan file, or import another tool's output (see

@@ -26,7 +26,14 @@ pub use model::{Report, Verdict};
 pub use sections::Options;
 
 /// Load result files (each must be a lowlat document or a tool output the importers read).
+/// `-` (standard input) may be one of them, once.
 pub fn load_all(paths: &[impl AsRef<Path>]) -> Result<Vec<Doc>, Error> {
+    if paths.iter().filter(|p| p.as_ref().as_os_str() == "-").count() > 1 {
+        return Err(Error::Parse {
+            path: "-".into(),
+            message: "is given more than once: standard input can be read only once".into(),
+        });
+    }
     paths.iter().map(|p| Doc::load(p.as_ref())).collect()
 }
 

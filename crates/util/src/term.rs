@@ -10,6 +10,18 @@ pub enum Stream {
 }
 
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static STDOUT_TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A document (`--junit -`, `--prometheus -`, …) goes to stdout: from now on every human
+/// view of this process goes to stderr ([`say`], [`print_view`], [`view_stream`]).
+pub fn take_stdout() {
+    STDOUT_TAKEN.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether a document took stdout ([`take_stdout`]).
+pub fn stdout_taken() -> bool {
+    STDOUT_TAKEN.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// `-q, --quiet` for the whole process: no progress and no human summary (errors, and the
 /// artifact a command exists to print, still go out). Set once by the binary.
@@ -154,7 +166,7 @@ impl<W: std::io::Write> Drop for Escaping<W> {
 /// Progress or a summary for people, as it is (already escaped): nothing with `-q`, on stderr
 /// when a document takes stdout (`to_stderr`), else on stdout.
 pub fn say(to_stderr: bool, text: &str) {
-    match (quiet(), to_stderr) {
+    match (quiet(), to_stderr || stdout_taken()) {
         (true, _) => {}
         (false, true) => eprint!("{text}"),
         (false, false) => print!("{text}"),
@@ -169,7 +181,7 @@ pub fn print_view(text: impl std::fmt::Display) -> std::io::Result<()> {
         return Ok(());
     }
     use std::io::Write as _;
-    let mut out = Escaping::new(std::io::stdout().lock());
+    let mut out = view_stream(false);
     write!(out, "{text}")?;
     out.flush()
 }
@@ -178,7 +190,7 @@ pub fn print_view(text: impl std::fmt::Display) -> std::io::Result<()> {
 /// (`to_stderr`), stdout otherwise; through [`Escaping`], so host text in it (process and
 /// cgroup names, paths, commands) cannot send control sequences.
 pub fn view_stream(to_stderr: bool) -> Box<dyn std::io::Write> {
-    if to_stderr {
+    if to_stderr || stdout_taken() {
         Box::new(Escaping::new(std::io::stderr()))
     } else {
         Box::new(Escaping::new(std::io::stdout()))

@@ -47,13 +47,13 @@ pub struct Args {
     #[command(flatten)]
     pub json: super::common::JsonArg,
     /// Write JUnit XML here: a suite per report section (hostname, timestamp, time), a test
-    /// case per verdict line, for CI.
+    /// case per verdict line, for CI (`-`: stdout).
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub junit: Option<super::common::Output>,
     /// Also write Prometheus text for node_exporter's textfile collector: the verdict and each
-    /// section's, one-hot.
+    /// section's, one-hot (`-`: stdout).
     #[arg(long, value_name = "FILE")]
-    pub prometheus: Option<PathBuf>,
+    pub prometheus: Option<super::common::Output>,
     /// Skip steps by name: inspect, plan, verify, timer, noise, ticks, fsync.
     #[arg(long, value_name = "STEP", value_delimiter = ',')]
     pub skip: Vec<String>,
@@ -105,18 +105,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // First Ctrl-C: the running step writes its partial result, the rest is skipped and the
     // report is still written (exit 130); a second Ctrl-C exits at once.
     // Output files are checked before an hour of measuring, not after.
-    let outputs = [
-        ("--junit", args.junit.as_deref()),
-        ("--json", args.json.file()),
-        ("--prometheus", args.prometheus.as_deref()),
-    ];
-    for (flag, path) in outputs {
-        if let Some(p) = path {
-            super::common::check_writable(flag, p)?;
-        }
-    }
-    // With the JSON on stdout, people's view goes to stderr.
-    let to_stderr = args.json.to_stdout();
+    super::common::documents(&[
+        ("--junit", args.junit.as_ref()),
+        ("--json", args.json.json.as_ref()),
+        ("--prometheus", args.prometheus.as_ref()),
+    ])?;
+    // With a document on stdout, people's view goes to stderr.
+    let to_stderr = util::term::stdout_taken();
     let say = |s: String| util::term::say(to_stderr, &s);
     let started = std::time::SystemTime::now();
     let t0 = std::time::Instant::now();
@@ -134,9 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::common::write_junit(path, &report::junit::write("lowlat check", &suites, &meta))?;
     }
     if let Some(p) = &args.prometheus {
-        report::prom::report(&done.report, "check")
-            .write(p)
-            .with_context(|| format!("writing --prometheus {}", p.display()))?;
+        super::common::write_prometheus(p, &report::prom::report(&done.report, "check"))?;
     }
     if let Some(out) = &args.json.json {
         out.write_json(&done.document())?;

@@ -141,9 +141,9 @@ pub struct CheckArgs {
     #[arg(long, value_name = "N")]
     pub guaranteed_cpus: Option<u32>,
     /// Also write JUnit XML for CI: a suite per node (its name as hostname), the node's verdict
-    /// a test case (a node that did not run fails with the API's reason).
+    /// a test case (a node that did not run fails with the API's reason); `-`: stdout.
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub junit: Option<super::common::Output>,
     /// The fleet document (what DIR/fleet.json holds) to FILE, or alone on stdout.
     #[command(flatten)]
     pub json: super::common::JsonArg,
@@ -292,12 +292,10 @@ fn check(conn: &cluster::Conn, a: CheckArgs) -> anyhow::Result<ExitCode> {
         guaranteed_cpus: a.guaranteed_cpus,
         generator: format!("lowlat {}", super::VERSION),
     };
-    if let Some(p) = &a.junit {
-        super::common::check_writable("--junit", p)?;
-    }
+    super::common::documents(&[("--json", a.json.json.as_ref()), ("--junit", a.junit.as_ref())])?;
     let started = std::time::SystemTime::now();
     let progress = cluster::view::Progress::default();
-    let to_stdout = a.json.to_stdout();
+    let to_stdout = util::term::stdout_taken();
     let show = |t: &str| util::term::say(to_stdout, t);
     let fleet = cluster::check::run(conn, &cfg, &mut |e| show(&progress.line(e)))?;
     show(&cluster::view::fleet_summary(&fleet, &a.out));

@@ -50,11 +50,6 @@ pub use util::term::print_view;
 /// Refuse (exit 2) an output file that could not be written at the end — a missing directory,
 /// one without write permission, a directory named as the file — before anything runs: a
 /// measurement must not run for hours and then lose its result. `flag` names the option.
-pub fn check_output(flag: &str, out: &Output) -> anyhow::Result<()> {
-    out.file().map_or(Ok(()), |p| check_writable(flag, p))
-}
-
-/// [`check_output`] for a path option (`--save-trace FILE`, `--fio-json FILE`).
 pub fn check_writable(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     util::fs::check_writable(path).map_err(|e| {
         crate::exit::usage(format!(
@@ -65,10 +60,39 @@ pub fn check_writable(flag: &str, path: &std::path::Path) -> anyhow::Result<()> 
     })
 }
 
-/// Write `--junit FILE`, atomically.
-pub fn write_junit(path: &std::path::Path, xml: &str) -> anyhow::Result<()> {
-    util::fs::write_atomic(path, xml.as_bytes(), 0o644)
-        .with_context(|| format!("writing JUnit XML to {}", path.display()))
+/// The documents a command will write (`--json`, `--junit`, `--prometheus`, `-o`), before
+/// anything runs: each file must be writable, at most one may be `-` (stdout), and when one
+/// is, every human view of the run goes to stderr (`util::term::take_stdout`).
+pub fn documents(list: &[(&str, Option<&Output>)]) -> anyhow::Result<()> {
+    let mut on_stdout = Vec::new();
+    for (flag, out) in list {
+        match out {
+            Some(Output::File(p)) => check_writable(flag, p)?,
+            Some(Output::Stdout) => on_stdout.push(*flag),
+            None => {}
+        }
+    }
+    if on_stdout.len() > 1 {
+        return Err(crate::exit::usage(format!(
+            "{} would all write to stdout (`-`): one document per stream — give the others a file",
+            on_stdout.join(" and ")
+        )));
+    }
+    if !on_stdout.is_empty() {
+        util::term::take_stdout();
+    }
+    Ok(())
+}
+
+/// Write `--junit FILE` (atomically) or `--junit -` (stdout).
+pub fn write_junit(out: &Output, xml: &str) -> anyhow::Result<()> {
+    out.write(xml.as_bytes()).with_context(|| format!("writing JUnit XML to {out}"))
+}
+
+/// Write `--prometheus FILE` (atomically, for the textfile collector) or `-` (stdout, e.g.
+/// for a Pushgateway: `--prometheus - | curl --data-binary @- …`).
+pub fn write_prometheus(out: &Output, m: &util::prom::Metrics) -> anyhow::Result<()> {
+    out.write(m.text().as_bytes()).with_context(|| format!("writing --prometheus {out}"))
 }
 
 /// `--json [FILE]`, the same on every command. Flatten with `#[command(flatten)]`.
@@ -84,11 +108,6 @@ impl JsonArg {
     /// Is JSON going to stdout (so people's output must not)?
     pub fn to_stdout(&self) -> bool {
         self.json.as_ref().is_some_and(Output::is_stdout)
-    }
-
-    /// The file the JSON goes to, when it is one.
-    pub fn file(&self) -> Option<&std::path::Path> {
-        self.json.as_ref().and_then(Output::file)
     }
 
     /// Where the human view goes (`util::term::human_view`): stderr when the JSON takes

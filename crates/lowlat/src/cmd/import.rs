@@ -89,7 +89,8 @@ pub struct ExportArgs {
     /// (its summary block: 1 µs bucket rows, Minimum/Average/Maximum/Duration).
     #[arg(value_parser = ["cyclictest", "oslat"])]
     pub format: String,
-    /// A lowlat timer or noise result (`measure timer|noise --json`, `import`).
+    /// A lowlat timer or noise result (`measure timer|noise --json`, `import`); `-` reads
+    /// standard input.
     pub file: PathBuf,
     /// Histogram rows of 1 µs (cyclictest's -h N, default none; oslat's -b N, default 32).
     #[arg(long, short = 'H', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]

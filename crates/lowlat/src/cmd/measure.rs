@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use cpuset::CpuSelector;
 use measure::session::{self, LatencyKind, LatencyRequest, Load, Outcome, TicksRequest};
@@ -70,9 +70,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub shown: Shown,
     /// Also write the result as Prometheus text for node_exporter's textfile collector
-    /// (per CPU: max, p99, samples; real-time, partial, evidence), atomically.
+    /// (per CPU: max, p99, samples; real-time, partial, evidence), atomically (`-`: stdout).
     #[arg(long, value_name = "FILE")]
-    pub prometheus: Option<std::path::PathBuf>,
+    pub prometheus: Option<Output>,
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_parser = PossibleValuesParser::new(["fifo", "rr", "other"])
           .try_map(|s| s.parse::<Policy>()))]
@@ -291,9 +291,7 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
     };
     let out = session::latency(&req).map_err(flagged)?;
     if let Some(p) = &run.prometheus {
-        report::prom::latency(&out.result)
-            .write(p)
-            .with_context(|| format!("writing --prometheus {}", p.display()))?;
+        super::common::write_prometheus(p, &report::prom::latency(&out.result))?;
     }
     let view = |r: &_| match cyclictest {
         Some(hist) => cyclictest::to_text(r, hist),
@@ -312,9 +310,6 @@ impl Command {
             Command::Noise(a) => a.run.prometheus.as_ref(),
             _ => None,
         };
-        if let Some(p) = prometheus {
-            super::common::check_writable("--prometheus", p)?;
-        }
         let (json, save_trace, fio_json) = match self {
             Command::Timer(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),
             Command::Noise(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),
@@ -323,9 +318,7 @@ impl Command {
             Command::Fsync(a) => (&a.json, None, a.fio_json.as_ref()),
             Command::Etcd(a) => (&a.json, None, None),
         };
-        if let Some(o) = &json.json {
-            super::common::check_output("--json", o)?;
-        }
+        super::common::documents(&[("--json", json.json.as_ref()), ("--prometheus", prometheus)])?;
         if let Some(p) = save_trace {
             super::common::check_writable("--save-trace", p)?;
         }

@@ -13,10 +13,12 @@ use crate::exit::{usage, ExitCode};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  lowlat report timer.json noise.json fsync.json -o report.html\n  \
-lowlat report --compare before/*.json --vs after/*.json -o compare.html"
+lowlat report --compare before/*.json --vs after/*.json -o compare.html\n  \
+lowlat measure timer -D 10s --json | lowlat report - --strict --junit - > timer.xml"
 )]
 pub struct Args {
-    /// Result files (lowlat `measure … --json`, `import`, `verify --json`, `inspect --json`).
+    /// Result files (lowlat `measure … --json`, `import`, `verify --json`, `inspect --json`);
+    /// `-` reads one from standard input.
     #[arg(value_name = "RESULT", conflicts_with = "compare")]
     pub results: Vec<PathBuf>,
     /// Compare: the "before" result files (use with --vs).
@@ -39,9 +41,10 @@ pub struct Args {
     /// kind, nothing measured).
     #[arg(long)]
     pub strict: bool,
-    /// Also write JUnit XML for CI: a suite per report section, a case per verdict line.
+    /// Also write JUnit XML for CI: a suite per report section, a case per verdict line
+    /// (`-`: stdout).
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub junit: Option<super::common::Output>,
     /// The report's data (verdict, headlines, sections, tables, chart series) as JSON; alone
     /// (or `-`) on stdout instead of the terminal summary.
     #[command(flatten)]
@@ -71,6 +74,12 @@ fn refuse_overwriting_inputs(args: &Args) -> anyhow::Result<()> {
 /// Run `lowlat report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     refuse_overwriting_inputs(&args)?;
+    // (-o FILE is not checked here: the report creates its directory)
+    super::common::documents(&[
+        ("-o", args.output.is_stdout().then_some(&args.output)),
+        ("--json", args.json.json.as_ref()),
+        ("--junit", args.junit.as_ref()),
+    ])?;
     let opts = report::Options {
         title: args.title.clone(),
         generator: format!("lowlat {}", super::VERSION),
@@ -112,18 +121,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let xml = report::junit::write(&model.title, &report::junit::sections(&model, None), &meta);
         super::common::write_junit(path, &xml)?;
     }
+    // The summary: on stdout, or on stderr when a document (the HTML, the JUnit) takes it.
     if !args.json.to_stdout() {
-        let text = format!(
+        super::common::print_view(format!(
             "{}wrote {} ({} KiB)\n",
             report::summary::render(&model),
             args.output,
             bytes.div_ceil(1024)
-        );
-        if args.output.is_stdout() {
-            util::term::say(true, &util::term::sanitize(&text, true));
-        } else {
-            super::common::print_view(text)?;
-        }
+        ))?;
     }
     // Strict: inputs that cannot be judged are an input error (exit 2, the report is
     // written first so it can be read); a FAIL or a partial result fails the gate.

@@ -28,13 +28,13 @@ pub struct Args {
     // `--json [FILE]`: the checks (`checks[] {id, status, evidence, fix}`, `summary`).
     #[command(flatten)]
     pub json: JsonArg,
-    /// Also write the checks as JUnit XML to FILE.
+    /// Also write the checks as JUnit XML to FILE (`-`: stdout).
     #[arg(long, value_name = "FILE")]
-    pub junit: Option<PathBuf>,
+    pub junit: Option<super::common::Output>,
     /// Also write Prometheus text for node_exporter's textfile collector: each check's status,
-    /// the counts, 1 when nothing failed.
+    /// the counts, 1 when nothing failed (`-`: stdout).
     #[arg(long, value_name = "FILE")]
-    pub prometheus: Option<PathBuf>,
+    pub prometheus: Option<super::common::Output>,
     /// A workload task allowed on the isolated CPUs: a PID or a comm (repeatable).
     #[arg(long, value_name = "COMM|PID")]
     pub allow: Vec<Allow>,
@@ -50,6 +50,11 @@ pub struct Args {
 /// Run `lowlat verify`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (started, t0) = (std::time::SystemTime::now(), std::time::Instant::now());
+    super::common::documents(&[
+        ("--json", args.json.json.as_ref()),
+        ("--junit", args.junit.as_ref()),
+        ("--prometheus", args.prometheus.as_ref()),
+    ])?;
     let root = args.host.open_root()?;
     let host = args.host.load()?;
     let plan = args.plan.as_deref().map(plan::Plan::load).transpose()?;
@@ -76,15 +81,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::common::write_junit(path, &xml)?;
     }
     if let Some(p) = &args.prometheus {
-        report::prom::verify(&verified.report)
-            .write(p)
-            .with_context(|| format!("writing --prometheus {}", p.display()))?;
+        super::common::write_prometheus(p, &report::prom::verify(&verified.report))?;
     }
     if let Some(out) = &args.json.json {
         out.write_json(&verified.report)?;
     }
-    // With the JSON on stdout the table is left out (`lowlat check` keeps stderr for errors).
-    if !args.json.to_stdout() {
+    // With a document on stdout the table is left out (`lowlat check` keeps stderr for errors).
+    if !util::term::stdout_taken() {
         super::common::print_view(render::terminal(&verified))?;
     }
     Ok(if verified.report.passed() { ExitCode::Ok } else { ExitCode::CheckFailed })

@@ -26,7 +26,7 @@ pub struct Common {
     #[arg(long, short = 'o', value_parser = series_file)]
     pub output: Option<PathBuf>,
     /// Keep a Prometheus textfile-collector file up to date (written atomically).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE", value_parser = textfile)]
     pub prometheus: Option<PathBuf>,
     /// Smallest after/before ratio reported as a cliff.
     #[arg(long, default_value = "5")]
@@ -83,6 +83,17 @@ fn series_file(s: &str) -> Result<PathBuf, String> {
     if s == "-" {
         return Err("stdout carries the live lines: give a file for the JSON-lines series \
                     (e.g. -o watch.jsonl)"
+            .into());
+    }
+    Ok(PathBuf::from(s))
+}
+
+/// `--prometheus FILE`, refusing `-`: the file is rewritten every interval while stdout
+/// carries the live lines.
+fn textfile(s: &str) -> Result<PathBuf, String> {
+    if s == "-" {
+        return Err("stdout carries the live lines and the file is rewritten every interval: \
+                    give a file (e.g. /var/lib/node_exporter/textfile/lowlat.prom)"
             .into());
     }
     Ok(PathBuf::from(s))
