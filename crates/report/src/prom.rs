@@ -1,6 +1,7 @@
 //! What `--prometheus FILE` exports (node_exporter's textfile collector), on `util::prom`:
-//! a latency result per CPU, a verify report per check, a check's verdict per section. Gauges
-//! only; every family starts with `lowlat_`; 1/0 for booleans and one-hot verdicts.
+//! a latency result (timer, noise, hwlat) per CPU, a ticks result per CPU, an fsync result's
+//! percentiles, a verify report per check, a check's verdict per section. Gauges only; every
+//! family starts with `lowlat_`; 1/0 for booleans and one-hot verdicts.
 
 use results::Evidence as _;
 use util::prom::Metrics;
@@ -44,6 +45,62 @@ pub fn latency(r: &results::LatencyResult) -> Metrics {
         flag(r.no_evidence().is_none()),
     );
     m.gauge("lowlat_latency_duration_seconds", "Run length.", &k, s(r.envelope.duration_ns));
+    m
+}
+
+/// Whether a run was cut short and whether it holds evidence, under `prefix`.
+fn run_flags(m: &mut Metrics, prefix: &str, env: &results::Envelope, evidence: bool) {
+    let flag = |b: bool| if b { 1.0 } else { 0.0 };
+    m.gauge(&format!("{prefix}_partial"), "1 when the run was cut short.", &[], flag(env.partial));
+    m.gauge(
+        &format!("{prefix}_evidence"),
+        "1 when the result holds evidence a verdict can stand on.",
+        &[],
+        flag(evidence),
+    );
+    m.gauge(&format!("{prefix}_duration_seconds"), "Run length.", &[], s(env.duration_ns));
+}
+
+/// A ticks result: per CPU the local timer interrupts per second and whether the CPU is
+/// nohz_full (1 tick a second is the goal there), with the run's flags.
+pub fn ticks(r: &results::TicksResult) -> Metrics {
+    let mut m = Metrics::new();
+    for c in &r.cpus {
+        let cpu = c.cpu.to_string();
+        let nohz = if c.nohz_full { "1" } else { "0" };
+        m.gauge(
+            "lowlat_ticks_local_timer_per_second",
+            "Local timer interrupts per second on the CPU while one task spun there.",
+            &[("cpu", cpu.as_str()), ("nohz_full", nohz)],
+            c.loc_per_s,
+        );
+    }
+    run_flags(&mut m, "lowlat_ticks", &r.envelope, r.no_evidence().is_none());
+    m
+}
+
+/// An fsync result: the latency percentiles, operations per second, the worst window's p99
+/// (when windows were kept), with the run's flags.
+pub fn fsync(r: &results::fsync::FsyncResult) -> Metrics {
+    let mut m = Metrics::new();
+    let l = &r.lat_ns;
+    // a gauge per percentile: the `quantile` label is reserved for summaries (promtool)
+    let percentiles =
+        [("p50", l.p50), ("p90", l.p90), ("p99", l.p99), ("p99.9", l.p999), ("max", l.max)];
+    for (p, ns) in percentiles {
+        m.gauge(
+            "lowlat_fsync_latency_seconds",
+            "fsync latency percentile (max: the worst fsync).",
+            &[("percentile", p)],
+            s(ns),
+        );
+    }
+    m.gauge("lowlat_fsync_operations", "fsyncs measured.", &[], r.ops as f64);
+    m.gauge("lowlat_fsync_iops", "fsyncs per second.", &[], r.iops);
+    if let Some(w) = r.worst_window_p99_ns {
+        m.gauge("lowlat_fsync_worst_window_p99_seconds", "p99 of the worst window.", &[], s(w));
+    }
+    run_flags(&mut m, "lowlat_fsync", &r.envelope, r.no_evidence().is_none());
     m
 }
 
@@ -122,5 +179,36 @@ mod tests {
         );
         assert!(t.contains("lowlat_verify_checks{status=\"fail\"} 1\n"), "{t}");
         assert!(t.contains("lowlat_verify_passed 0\n"), "{t}");
+    }
+
+    #[test]
+    fn ticks_and_fsync_results_export_their_figures() {
+        let fixture = |name: &str| {
+            std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR")))
+                .expect("fixture")
+        };
+        let t: results::TicksResult = serde_json::from_str(&fixture("ticks.json")).expect("ticks");
+        let text = ticks(&t).text().to_string();
+        let c = &t.cpus[0];
+        assert!(
+            text.contains(&format!(
+                "lowlat_ticks_local_timer_per_second{{cpu=\"{}\",nohz_full=\"{}\"}} {}\n",
+                c.cpu,
+                u8::from(c.nohz_full),
+                c.loc_per_s
+            )),
+            "{text}"
+        );
+        assert!(text.contains("lowlat_ticks_evidence 1\n"), "{text}");
+        let f: results::fsync::FsyncResult =
+            serde_json::from_str(&fixture("fsync.json")).expect("fsync");
+        let text = fsync(&f).text().to_string();
+        let p99 = f.lat_ns.p99 as f64 / 1e9;
+        assert!(
+            text.contains(&format!("lowlat_fsync_latency_seconds{{percentile=\"p99\"}} {p99}\n")),
+            "{text}"
+        );
+        assert!(text.contains(&format!("lowlat_fsync_operations {}\n", f.ops)), "{text}");
+        assert!(text.contains("lowlat_fsync_partial 0\n"), "{text}");
     }
 }

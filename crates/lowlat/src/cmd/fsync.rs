@@ -75,6 +75,11 @@ pub struct Args {
     pub outstanding: usize,
     #[command(flatten)]
     pub json: JsonArg,
+    /// Also write the result as Prometheus text for node_exporter's textfile collector
+    /// (latency quantiles, operations, the worst window; partial, evidence), atomically
+    /// (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<Output>,
     /// Write fio's JSON shape here (`jobs[0].sync.lat_ns.percentile["99.000000"]`).
     #[arg(long, value_name = "FILE")]
     pub fio_json: Option<PathBuf>,
@@ -113,6 +118,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let run = storage::fsync::run(&req, &sys, util::signal::stop_flag(), &mut a.json.human_view())?;
     if let Some(p) = a.fio_json {
         Output::File(p).write_json(&run.fio_json())?;
+    }
+    if let Some(p) = &a.prometheus {
+        super::common::write_prometheus(p, &report::prom::fsync(&run.result))?;
     }
     if let Some(o) = &a.json.json {
         o.write_json(&run.result)?;

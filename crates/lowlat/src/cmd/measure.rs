@@ -38,6 +38,11 @@ pub enum Command {
 pub struct Shown {
     #[command(flatten)]
     pub json: JsonArg,
+    /// Also write the result as Prometheus text for node_exporter's textfile collector
+    /// (per CPU: the figures the table shows; real-time, partial, evidence), atomically
+    /// (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<Output>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -69,10 +74,6 @@ pub struct RunArgs {
     pub load_cmd: Option<String>,
     #[command(flatten)]
     pub shown: Shown,
-    /// Also write the result as Prometheus text for node_exporter's textfile collector
-    /// (per CPU: max, p99, samples; real-time, partial, evidence), atomically (`-`: stdout).
-    #[arg(long, value_name = "FILE")]
-    pub prometheus: Option<Output>,
     /// Scheduling policy of the measuring threads.
     #[arg(long, value_parser = PossibleValuesParser::new(["fifo", "rr", "other"])
           .try_map(|s| s.parse::<Policy>()))]
@@ -257,18 +258,18 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
                 tool,
             };
             let out = session::hwlat(&req).map_err(flagged)?;
-            return a.shown.show(out, table::latency, !util::term::quiet());
+            return a.shown.show(out, table::latency, !util::term::quiet(), report::prom::latency);
         }
         Command::Ticks(a) => {
             let req =
                 TicksRequest { cpus: a.cpus, main_cpu: a.main_cpu, duration: a.duration, tool };
             let out = session::ticks(&req).map_err(flagged)?;
-            return a.shown.show(out, table::ticks, !util::term::quiet());
+            return a.shown.show(out, table::ticks, !util::term::quiet(), report::prom::ticks);
         }
         Command::Fsync(a) => return super::fsync::run(*a),
         Command::Etcd(a) => return super::fsync::run_etcd(a),
     };
-    let Shown { json } = &run.shown;
+    let Shown { json, .. } = &run.shown;
     let quiet = util::term::quiet();
     let checkpoint = if let Some(Output::File(p)) = &json.json { Some(p.clone()) } else { None };
     let req = LatencyRequest {
@@ -290,33 +291,29 @@ pub fn run(cmd: Command) -> Result<ExitCode> {
         save_trace,
     };
     let out = session::latency(&req).map_err(flagged)?;
-    if let Some(p) = &run.prometheus {
-        super::common::write_prometheus(p, &report::prom::latency(&out.result))?;
-    }
     let view = |r: &_| match cyclictest {
         Some(hist) => cyclictest::to_text(r, hist),
         None => table::latency(r),
     };
     // cyclictest's -q silences the live lines, not the summary it ends with.
-    run.shown.show(out, view, !quiet || cyclictest.is_some())
+    run.shown.show(out, view, !quiet || cyclictest.is_some(), report::prom::latency)
 }
 
 impl Command {
     /// Every file the run will write, checked before it measures (issue 21, item 7): a
     /// result lost after a 12 h run to a missing directory is refused before the run instead.
     fn check_outputs(&self) -> Result<()> {
-        let prometheus = match self {
-            Command::Timer(a) => a.run.prometheus.as_ref(),
-            Command::Noise(a) => a.run.prometheus.as_ref(),
-            _ => None,
-        };
-        let (json, save_trace, fio_json) = match self {
-            Command::Timer(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),
-            Command::Noise(a) => (&a.run.shown.json, a.save_trace.as_ref(), None),
-            Command::Hwlat(a) => (&a.shown.json, None, None),
-            Command::Ticks(a) => (&a.shown.json, None, None),
-            Command::Fsync(a) => (&a.json, None, a.fio_json.as_ref()),
-            Command::Etcd(a) => (&a.json, None, None),
+        let (json, prometheus, save_trace, fio_json) = match self {
+            Command::Timer(a) => {
+                (&a.run.shown.json, a.run.shown.prometheus.as_ref(), a.save_trace.as_ref(), None)
+            }
+            Command::Noise(a) => {
+                (&a.run.shown.json, a.run.shown.prometheus.as_ref(), a.save_trace.as_ref(), None)
+            }
+            Command::Hwlat(a) => (&a.shown.json, a.shown.prometheus.as_ref(), None, None),
+            Command::Ticks(a) => (&a.shown.json, a.shown.prometheus.as_ref(), None, None),
+            Command::Fsync(a) => (&a.json, a.prometheus.as_ref(), None, a.fio_json.as_ref()),
+            Command::Etcd(a) => (&a.json, None, None, None),
         };
         super::common::documents(&[("--json", json.json.as_ref()), ("--prometheus", prometheus)])?;
         if let Some(p) = save_trace {
@@ -350,7 +347,11 @@ impl Shown {
         out: Outcome<R>,
         view: impl Fn(&R) -> String,
         print: bool,
+        prometheus: impl Fn(&R) -> util::prom::Metrics,
     ) -> Result<ExitCode> {
+        if let Some(p) = &self.prometheus {
+            super::common::write_prometheus(p, &prometheus(&out.result))?;
+        }
         if let Some(o) = &self.json.json {
             o.write_json(&out.result)?;
         }

@@ -183,8 +183,23 @@ fn prometheus_textfiles_pass_promtool() {
         .arg(dir.path().join("o"))
         .assert()
         .code(predicate::in_iter([0, 1]));
+    let (k, f) = (dir.path().join("k.prom"), dir.path().join("f.prom"));
+    lowlat()
+        .args(["measure", "ticks", "-q", "-D", "1s", "-a", &cpu(), "--prometheus"])
+        .arg(&k)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    lowlat()
+        .args(["measure", "fsync", "-q", "--duration", "1s", "--dir"])
+        .arg(dir.path())
+        .arg("--prometheus")
+        .arg(&f)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
     for (f, want) in [
         (&t, format!("lowlat_latency_max_seconds{{kind=\"timer\",cpu=\"{}\"}}", cpu())),
+        (&k, format!("lowlat_ticks_local_timer_per_second{{cpu=\"{}\"", cpu())),
+        (&f, "lowlat_fsync_latency_seconds{percentile=\"p99\"}".to_string()),
         (&v, "lowlat_verify_passed ".to_string()),
         (&c, "lowlat_section_verdict{of=\"check\",section=\"verify\"".to_string()),
     ] {

@@ -190,6 +190,9 @@ fn dash_for_junit_prometheus_and_inputs() {
         ("`check`", vec!["check", "--json", "--junit", "-"], "would all write to stdout"),
         ("`measure timer`", vec!["measure", "timer", "--json", "--prometheus", "-"], "stdout"),
         ("`measure noise`", vec!["measure", "noise", "--json", "--prometheus", "-"], "stdout"),
+        ("`measure hwlat`", vec!["measure", "hwlat", "--json", "--prometheus", "-"], "stdout"),
+        ("`measure ticks`", vec!["measure", "ticks", "--json", "--prometheus", "-"], "stdout"),
+        ("`measure fsync`", vec!["measure", "fsync", "--json", "--prometheus", "-"], "stdout"),
         (
             "`cluster check`",
             vec!["cluster", "check", "-l", "a=b", "--json", "--junit", "-"],
