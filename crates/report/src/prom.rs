@@ -104,6 +104,32 @@ pub fn fsync(r: &results::fsync::FsyncResult) -> Metrics {
     m
 }
 
+/// A `measure etcd` result: etcd's WAL fsync (and backend commit, when read) percentiles as
+/// interpolated in etcd's buckets, the operations in the window, with the run's flags.
+pub fn etcd(r: &results::fsync::EtcdResult) -> Metrics {
+    let mut m = Metrics::new();
+    for h in std::iter::once(&r.wal_fsync).chain(r.backend_commit.as_ref()) {
+        let percentiles =
+            [("p50", h.p50_ns), ("p90", h.p90_ns), ("p99", h.p99_ns), ("p99.9", h.p999_ns)];
+        for (p, ns) in percentiles {
+            m.gauge(
+                "lowlat_etcd_latency_seconds",
+                "Percentile of etcd's histogram over the window (interpolated in its buckets).",
+                &[("metric", h.metric.as_str()), ("percentile", p)],
+                s(ns),
+            );
+        }
+        m.gauge(
+            "lowlat_etcd_operations",
+            "Operations etcd counted in the window.",
+            &[("metric", h.metric.as_str())],
+            h.count as f64,
+        );
+    }
+    run_flags(&mut m, "lowlat_etcd", &r.envelope, r.no_evidence().is_none());
+    m
+}
+
 /// A verify report: each check's status one-hot, the counts, and 1 when nothing failed.
 pub fn verify(r: &verify::Report) -> Metrics {
     let mut m = Metrics::new();
@@ -210,5 +236,23 @@ mod tests {
         );
         assert!(text.contains(&format!("lowlat_fsync_operations {}\n", f.ops)), "{text}");
         assert!(text.contains("lowlat_fsync_partial 0\n"), "{text}");
+        // an idle etcd window: the figures are there, and the evidence flag says 0
+        let e: results::fsync::EtcdResult = serde_json::from_str(
+            &std::fs::read_to_string(format!(
+                "{}/../../testdata/verdicts/results/etcd-idle.json",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("etcd fixture"),
+        )
+        .expect("etcd");
+        let text = etcd(&e).text().to_string();
+        assert!(
+            text.contains(
+                "lowlat_etcd_operations{metric=\"etcd_disk_wal_fsync_duration_seconds\"} 0\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("percentile=\"p99\"} 0\n"), "{text}");
+        assert!(text.contains("lowlat_etcd_evidence 0\n"), "{text}");
     }
 }

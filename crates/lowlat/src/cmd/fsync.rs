@@ -179,6 +179,11 @@ pub struct EtcdArgs {
     pub interval: Duration,
     #[command(flatten)]
     pub json: JsonArg,
+    /// Also write the result as Prometheus text for node_exporter's textfile collector
+    /// (etcd's WAL fsync and backend commit percentiles, operations; partial, evidence),
+    /// atomically (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    pub prometheus: Option<Output>,
 }
 
 /// Run `lowlat measure etcd`.
@@ -204,6 +209,9 @@ pub fn run_etcd(a: EtcdArgs) -> anyhow::Result<ExitCode> {
     util::signal::install();
     let root = host::Root::live();
     let run = storage::etcd::run(&req, &root, util::signal::stop_flag(), &mut a.json.human_view())?;
+    if let Some(p) = &a.prometheus {
+        super::common::write_prometheus(p, &report::prom::etcd(&run.result))?;
+    }
     if let Some(o) = &a.json.json {
         o.write_json(&run.result)?;
     }

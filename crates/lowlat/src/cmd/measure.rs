@@ -313,7 +313,7 @@ impl Command {
             Command::Hwlat(a) => (&a.shown.json, a.shown.prometheus.as_ref(), None, None),
             Command::Ticks(a) => (&a.shown.json, a.shown.prometheus.as_ref(), None, None),
             Command::Fsync(a) => (&a.json, a.prometheus.as_ref(), None, a.fio_json.as_ref()),
-            Command::Etcd(a) => (&a.json, None, None, None),
+            Command::Etcd(a) => (&a.json, a.prometheus.as_ref(), None, None),
         };
         super::common::documents(&[("--json", json.json.as_ref()), ("--prometheus", prometheus)])?;
         if let Some(p) = save_trace {

@@ -404,11 +404,14 @@ fn measure_etcd_reports_window_deltas_from_a_metrics_endpoint() {
     });
     let out = tempfile::tempdir().unwrap();
     let j = out.path().join("etcd.json");
+    let prom = out.path().join("etcd.prom");
     let o = lowlat()
         .args(["measure", "etcd", "--duration", "1s", "--interval", "1s", "--endpoint"])
         .arg(format!("http://127.0.0.1:{port}"))
         .arg("--json")
         .arg(&j)
+        .arg("--prometheus")
+        .arg(&prom)
         .output()
         .unwrap();
     server.join().unwrap();
@@ -428,6 +431,19 @@ fn measure_etcd_reports_window_deltas_from_a_metrics_endpoint() {
     assert_eq!(v["backend_commit"]["count"], 100);
     assert_eq!(v["windows"].as_array().unwrap().len(), 1);
     assert_eq!(v["verdicts"][0]["pass"], false);
+    // the same window for node_exporter's textfile collector, as promtool reads it
+    let text = std::fs::read_to_string(&prom).unwrap();
+    let wal = "metric=\"etcd_disk_wal_fsync_duration_seconds\"";
+    assert!(text.contains(&format!("lowlat_etcd_operations{{{wal}}} 105\n")), "{text}");
+    let p99 =
+        format!("lowlat_etcd_latency_seconds{{{wal},percentile=\"p99\"}} {}\n", p99 as f64 / 1e9);
+    assert!(text.contains(&p99), "{p99}: {text}");
+    let check = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::fs::File::open(&prom).unwrap())
+        .output()
+        .expect("promtool (Debian package prometheus)");
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 }
 
 #[test]

@@ -194,6 +194,19 @@ fn dash_for_junit_prometheus_and_inputs() {
         ("`measure ticks`", vec!["measure", "ticks", "--json", "--prometheus", "-"], "stdout"),
         ("`measure fsync`", vec!["measure", "fsync", "--json", "--prometheus", "-"], "stdout"),
         (
+            "`measure etcd`",
+            vec![
+                "measure",
+                "etcd",
+                "--endpoint",
+                "http://127.0.0.1:1",
+                "--json",
+                "--prometheus",
+                "-",
+            ],
+            "stdout",
+        ),
+        (
             "`cluster check`",
             vec!["cluster", "check", "-l", "a=b", "--json", "--junit", "-"],
             "stdout",
