@@ -30,35 +30,35 @@ pub fn latency(r: &results::LatencyResult) -> Metrics {
         m.gauge("lowlat_latency_samples", "Samples taken on the CPU.", &l, t.stats.count as f64);
     }
     let k = [("kind", kind.as_str())];
-    let flag = |b: bool| if b { 1.0 } else { 0.0 };
-    m.gauge("lowlat_latency_realtime", "1 when the threads ran real-time.", &k, flag(r.realtime));
-    m.gauge(
-        "lowlat_latency_partial",
-        "1 when the run was cut short.",
-        &k,
-        flag(r.envelope.partial),
-    );
-    m.gauge(
-        "lowlat_latency_evidence",
-        "1 when the result holds evidence a verdict can stand on.",
-        &k,
-        flag(r.no_evidence().is_none()),
-    );
-    m.gauge("lowlat_latency_duration_seconds", "Run length.", &k, s(r.envelope.duration_ns));
+    let flag = if r.realtime { 1.0 } else { 0.0 };
+    m.gauge("lowlat_latency_realtime", "1 when the threads ran real-time.", &k, flag);
+    run_flags(&mut m, "lowlat_latency", &k, &r.envelope, r.no_evidence().is_none());
     m
 }
 
-/// Whether a run was cut short and whether it holds evidence, under `prefix`.
-fn run_flags(m: &mut Metrics, prefix: &str, env: &results::Envelope, evidence: bool) {
+/// Whether a run was cut short, whether it holds evidence, and its length, under `prefix`
+/// with `labels`.
+fn run_flags(
+    m: &mut Metrics,
+    prefix: &str,
+    labels: &[(&str, &str)],
+    env: &results::Envelope,
+    evidence: bool,
+) {
     let flag = |b: bool| if b { 1.0 } else { 0.0 };
-    m.gauge(&format!("{prefix}_partial"), "1 when the run was cut short.", &[], flag(env.partial));
+    m.gauge(
+        &format!("{prefix}_partial"),
+        "1 when the run was cut short.",
+        labels,
+        flag(env.partial),
+    );
     m.gauge(
         &format!("{prefix}_evidence"),
         "1 when the result holds evidence a verdict can stand on.",
-        &[],
+        labels,
         flag(evidence),
     );
-    m.gauge(&format!("{prefix}_duration_seconds"), "Run length.", &[], s(env.duration_ns));
+    m.gauge(&format!("{prefix}_duration_seconds"), "Run length.", labels, s(env.duration_ns));
 }
 
 /// A ticks result: per CPU the local timer interrupts per second and whether the CPU is
@@ -75,7 +75,7 @@ pub fn ticks(r: &results::TicksResult) -> Metrics {
             c.loc_per_s,
         );
     }
-    run_flags(&mut m, "lowlat_ticks", &r.envelope, r.no_evidence().is_none());
+    run_flags(&mut m, "lowlat_ticks", &[], &r.envelope, r.no_evidence().is_none());
     m
 }
 
@@ -100,7 +100,7 @@ pub fn fsync(r: &results::fsync::FsyncResult) -> Metrics {
     if let Some(w) = r.worst_window_p99_ns {
         m.gauge("lowlat_fsync_worst_window_p99_seconds", "p99 of the worst window.", &[], s(w));
     }
-    run_flags(&mut m, "lowlat_fsync", &r.envelope, r.no_evidence().is_none());
+    run_flags(&mut m, "lowlat_fsync", &[], &r.envelope, r.no_evidence().is_none());
     m
 }
 
@@ -126,7 +126,7 @@ pub fn etcd(r: &results::fsync::EtcdResult) -> Metrics {
             h.count as f64,
         );
     }
-    run_flags(&mut m, "lowlat_etcd", &r.envelope, r.no_evidence().is_none());
+    run_flags(&mut m, "lowlat_etcd", &[], &r.envelope, r.no_evidence().is_none());
     m
 }
 
@@ -209,11 +209,11 @@ mod tests {
 
     #[test]
     fn ticks_and_fsync_results_export_their_figures() {
-        let fixture = |name: &str| {
-            std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR")))
-                .expect("fixture")
+        let fixture = |rel: &str| {
+            std::fs::read_to_string(format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))).expect(rel)
         };
-        let t: results::TicksResult = serde_json::from_str(&fixture("ticks.json")).expect("ticks");
+        let t: results::TicksResult =
+            serde_json::from_str(&fixture("tests/fixtures/ticks.json")).expect("ticks");
         let text = ticks(&t).text().to_string();
         let c = &t.cpus[0];
         assert!(
@@ -227,7 +227,7 @@ mod tests {
         );
         assert!(text.contains("lowlat_ticks_evidence 1\n"), "{text}");
         let f: results::fsync::FsyncResult =
-            serde_json::from_str(&fixture("fsync.json")).expect("fsync");
+            serde_json::from_str(&fixture("tests/fixtures/fsync.json")).expect("fsync");
         let text = fsync(&f).text().to_string();
         let p99 = f.lat_ns.p99 as f64 / 1e9;
         assert!(
@@ -237,14 +237,9 @@ mod tests {
         assert!(text.contains(&format!("lowlat_fsync_operations {}\n", f.ops)), "{text}");
         assert!(text.contains("lowlat_fsync_partial 0\n"), "{text}");
         // an idle etcd window: the figures are there, and the evidence flag says 0
-        let e: results::fsync::EtcdResult = serde_json::from_str(
-            &std::fs::read_to_string(format!(
-                "{}/../../testdata/verdicts/results/etcd-idle.json",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-            .expect("etcd fixture"),
-        )
-        .expect("etcd");
+        let e: results::fsync::EtcdResult =
+            serde_json::from_str(&fixture("../../testdata/verdicts/results/etcd-idle.json"))
+                .expect("etcd");
         let text = etcd(&e).text().to_string();
         assert!(
             text.contains(

@@ -2,8 +2,9 @@
 //! command that exports metrics (`watch`, `measure`, `verify`, `check` with `--prometheus FILE`).
 //! Each metric family is declared once (`# HELP`, `# TYPE gauge`) before its first sample, and
 //! label values are escaped as the exposition format requires, so a hostile name (a node, a CPU
-//! model, a check id) can neither break a line nor add a label. Written atomically: the
-//! collector never reads half a file.
+//! model, a check id) can neither break a line nor add a label. Written atomically (through
+//! `util::output::Output`, or `util::fs::write_atomic` for `watch`): the collector never reads
+//! half a file.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -54,12 +55,6 @@ impl Metrics {
     /// The document.
     pub fn text(&self) -> &str {
         &self.text
-    }
-
-    /// Write it for the textfile collector: atomically (a temporary file beside `path`,
-    /// renamed over it), mode 0644.
-    pub fn write(&self, path: &std::path::Path) -> std::io::Result<()> {
-        crate::fs::write_atomic(path, self.text.as_bytes(), 0o644)
     }
 }
 

@@ -78,25 +78,27 @@ pub struct CmdArgs {
     pub command: Vec<String>,
 }
 
-/// `-o FILE`, refusing `-`: stdout carries the live lines, and a file named `-` is a trap.
-fn series_file(s: &str) -> Result<PathBuf, String> {
+/// A file option of `watch`, refusing `-` (stdout carries the live lines, and a file named `-`
+/// is a trap) with `what` to give instead.
+fn not_stdout(s: &str, what: &str) -> Result<PathBuf, String> {
     if s == "-" {
-        return Err("stdout carries the live lines: give a file for the JSON-lines series \
-                    (e.g. -o watch.jsonl)"
-            .into());
+        return Err(format!("stdout carries the live lines: {what}"));
     }
     Ok(PathBuf::from(s))
 }
 
-/// `--prometheus FILE`, refusing `-`: the file is rewritten every interval while stdout
-/// carries the live lines.
+/// `-o FILE`.
+fn series_file(s: &str) -> Result<PathBuf, String> {
+    not_stdout(s, "give a file for the JSON-lines series (e.g. -o watch.jsonl)")
+}
+
+/// `--prometheus FILE`: rewritten every interval.
 fn textfile(s: &str) -> Result<PathBuf, String> {
-    if s == "-" {
-        return Err("stdout carries the live lines and the file is rewritten every interval: \
-                    give a file (e.g. /var/lib/node_exporter/textfile/lowlat.prom)"
-            .into());
-    }
-    Ok(PathBuf::from(s))
+    not_stdout(
+        s,
+        "give a file for the textfile, which is rewritten every interval (e.g. \
+         /var/lib/node_exporter/textfile/lowlat.prom)",
+    )
 }
 
 fn config(c: Common) -> WatchConfig {
