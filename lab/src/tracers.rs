@@ -165,8 +165,16 @@ pub fn prove(
     // comparison is not judged — said, never passed.
     let cpus_here = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     let busy = [load_before, load_after].into_iter().flatten().fold(0.0_f64, f64::max);
+    // a timing claim: judged on a quiet host, reported as not judged on a busy one
+    let timing = |sum: &mut Summary, name: String, ok: bool, seen: String| {
+        if busy > cpus_here {
+            let why = format!("the host was busy (load average {busy:.1} on {cpus_here} CPUs): rerun on a quiet host");
+            sum.skip(name, why, seen);
+        } else {
+            sum.claim(name, ok, seen);
+        }
+    };
     for f in figs.iter().filter(|f| f.band.is_some()) {
-        let name = format!("parity with rtla: {} {}", f.tool, f.name);
         let seen = format!(
             "lowlat {:.1}, rtla {:.1}, ratio {:.3} (band {:?})",
             f.lowlat,
@@ -174,26 +182,18 @@ pub fn prove(
             f.ratio,
             f.band.unwrap_or_default()
         );
-        if busy > cpus_here {
-            let why = format!("the host was busy (load average {busy:.1} on {cpus_here} CPUs): rerun on a quiet host");
-            sum.skip(name, why, seen);
-        } else {
-            sum.claim(name, f.ok, seen);
-        }
+        timing(sum, format!("parity with rtla: {} {}", f.tool, f.name), f.ok, seen);
     }
     rep.figures = figs;
     // lowlat's window holds what it counts: one osnoise period per second at most (a count
     // above that took periods from before the window opened or after it closed).
     let own = parity::window_periods_per_s(&lo);
-    let name = "osnoise: lowlat counts the periods its own window holds";
-    let seen = format!(
-        "{own:.2} periods per CPU per second of the result's duration (1 s periods; band 0.7–1.05)"
+    timing(
+        sum,
+        "osnoise: lowlat counts the periods its own window holds".into(),
+        (0.7..=1.05).contains(&own),
+        format!("{own:.2} periods per CPU per second of the result's duration (1 s periods; band 0.7–1.05)"),
     );
-    if busy > cpus_here {
-        sum.skip(name.to_string(), format!("the host was busy (load average {busy:.1} on {cpus_here} CPUs): rerun on a quiet host"), seen);
-    } else {
-        sum.claim(name, (0.7..=1.05).contains(&own), seen);
-    }
 
     // what each run cost the measured CPUs
     let mut runs = vec!["baseline".to_string()];
