@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # noop-build.sh [PROFILE_ARGS...] — prove that a second `cargo build` does nothing (issue 23):
-# the lowlat build script must watch only paths that exist (cargo reruns a build script, and
+# lowlat's build script (crates/cli/build.rs: the git revision for --version) must watch only paths that exist (cargo reruns a build script, and
 # re-links the binary, on every build when a watched path is missing), and a build right after
 # a build must compile nothing. Usage: .ci/noop-build.sh [--release]
 set -euo pipefail
@@ -16,11 +16,13 @@ if grep -Eq '^ *(Compiling|Running) ' <<<"$log"; then
     echo "noop-build: a second cargo build ($profile) did work (above)" >&2
     exit 1
 fi
-# every path the build script watches exists (relative paths are from crates/lowlat)
+# every path the build script watches exists (relative paths are from crates/cli)
 bad=0
-for out in target/"$profile"/build/lowlat-*/output; do
+outs=(target/"$profile"/build/cli-*/output)
+[[ -e ${outs[0]} ]] || { echo "noop-build: no build script output under target/$profile/build/cli-*" >&2; exit 1; }
+for out in "${outs[@]}"; do
     while IFS= read -r p; do
-        [[ $p == /* ]] || p=crates/lowlat/$p
+        [[ $p == /* ]] || p=crates/cli/$p
         if [[ ! -e $p ]]; then
             echo "noop-build: $out watches a missing path: $p (cargo would rerun it every build)" >&2
             bad=1

@@ -1,8 +1,7 @@
-//! The `lowlat` binary: parses arguments (clap derive) into typed configs and hands them to
-//! the library crates. What lives here: wiring, views, and the mapping from errors to the
-//! documented exit codes (`exit.rs`).
+//! The `lowlat` binary: parses the command line the `cli` crate defines and hands the typed
+//! configs to the library crates. What lives here: wiring, views, and the mapping from errors
+//! to the documented exit codes (`exit.rs`).
 
-mod cli;
 mod cmd;
 mod exit;
 
@@ -18,7 +17,7 @@ fn main() {
             default_hook(info);
         }
     }));
-    let outcome = std::panic::catch_unwind(|| cli::Cli::parse().run());
+    let outcome = std::panic::catch_unwind(|| cmd::run(cli::Cli::parse()));
     let code = match outcome {
         Ok(Ok(code)) => code,
         Ok(Err(err)) if exit::is_broken_pipe(&err) => util::exit::ExitCode::Ok,

@@ -1,54 +1,17 @@
 //! `lowlat apply` and `lowlat revert`: the runtime tier of a plan, journaled before every
 //! write, all-or-nothing, and undone from the journal alone (the `tune` crate's `Site`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use tune::journal::DEFAULT_JOURNAL;
-use tune::{Allow, ApplyRequest, Options, Site};
+use cli::args::apply::{Args, RevertArgs};
+use tune::{ApplyRequest, Options, Site};
 
 use crate::exit::{usage, ExitCode};
-
-/// Arguments of `lowlat apply`.
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  lowlat apply --plan plan.yaml --dry-run    # what would change\n  \
-sudo lowlat apply --plan plan.yaml\n  sudo lowlat apply --plan plan.yaml --move-tasks --allow myapp\n  \
-lowlat status                             # what is applied now\n  sudo lowlat revert"
-)]
-pub struct Args {
-    /// The plan file (YAML, from `lowlat plan`).
-    #[arg(long, value_name = "FILE")]
-    pub plan: PathBuf,
-    /// Print the changes (target, old → new) and write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Journal of every change, written before the change (what `revert` reads).
-    #[arg(long, value_name = "PATH", default_value = DEFAULT_JOURNAL)]
-    pub journal: PathBuf,
-    /// Also move user tasks off the isolated CPUs (never tasks in kubepods cgroups).
-    #[arg(long)]
-    pub move_tasks: bool,
-    /// A workload task to leave on the isolated CPUs with --move-tasks: a PID or a comm
-    /// (repeatable).
-    #[arg(long, value_name = "COMM|PID")]
-    pub allow: Vec<Allow>,
-    /// Apply to a directory laid out like / instead of the live host (tests, rehearsals;
-    /// task affinities are skipped there).
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub sysroot: Option<PathBuf>,
-    /// Pause this many milliseconds after each change (crash testing: kill it midway, then
-    /// `lowlat revert`).
-    #[arg(long, value_name = "MS", hide = true, default_value_t = 0)]
-    pub step_delay: u64,
-    #[command(flatten)]
-    pub json: super::common::JsonArg,
-}
 
 /// The outcome as people read it, and as JSON where `--json` says (alone on stdout: the human
 /// view then goes to stderr).
 fn show<T: serde::Serialize + std::fmt::Display>(
-    json: &super::common::JsonArg,
+    json: &cli::args::common::JsonArg,
     kind: &'static str,
     body: &T,
     extra: &str,
@@ -94,25 +57,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     show(&args.json, "apply", &applied, &persistence)?;
     Ok(ExitCode::Ok)
-}
-
-/// Arguments of `lowlat revert`.
-#[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  sudo lowlat revert\n  \
-sudo lowlat revert --journal /var/lib/lowlat/journal.jsonl\n  \
-sudo lowlat revert --forget                # a journal from an earlier boot: set it aside")]
-pub struct RevertArgs {
-    /// The journal written by `lowlat apply`.
-    #[arg(long, value_name = "PATH", default_value = DEFAULT_JOURNAL)]
-    pub journal: PathBuf,
-    /// The journal is from another boot: move it aside instead of refusing.
-    #[arg(long)]
-    pub forget: bool,
-    /// Revert a directory laid out like / (see `apply --sysroot`).
-    #[arg(long, value_name = "DIR", hide = true)]
-    pub sysroot: Option<PathBuf>,
-    #[command(flatten)]
-    pub json: super::common::JsonArg,
 }
 
 /// Run `lowlat revert`.

@@ -2,34 +2,11 @@
 //! pages generated from the clap definition, so they never drift from the real options.
 
 use std::io::Write as _;
-use std::path::PathBuf;
 
 use anyhow::Context as _;
+use cli::args::generate::Command;
 
 use crate::exit::ExitCode;
-
-#[derive(Debug, clap::Subcommand)]
-pub enum Command {
-    /// Shell completions, on stdout (e.g. `lowlat generate completions bash >
-    /// /etc/bash_completion.d/lowlat`).
-    #[command(
-        after_help = "Examples:\n  lowlat generate completions bash > /etc/bash_completion.d/lowlat\n  \
-lowlat generate completions zsh > \"${fpath[1]}/_lowlat\""
-    )]
-    Completions {
-        /// bash, zsh, fish, elvish or powershell.
-        shell: clap_complete::Shell,
-    },
-    /// The man page (roff) on stdout, or with --dir one page per command (`lowlat.1`,
-    /// `lowlat-check.1`, …) written into DIR.
-    #[command(after_help = "Examples:\n  lowlat generate man | man -l -\n  \
-lowlat generate man --dir /usr/local/share/man/man1")]
-    Man {
-        /// Write `lowlat.1` and a page per subcommand here instead of printing `lowlat.1`.
-        #[arg(long, value_name = "DIR")]
-        dir: Option<PathBuf>,
-    },
-}
 
 fn roff(cmd: clap::Command) -> anyhow::Result<Vec<u8>> {
     let mut buf = Vec::new();

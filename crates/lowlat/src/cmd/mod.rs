@@ -1,5 +1,5 @@
-//! One module per subcommand: its clap arguments and the function that runs it. The
-//! dispatch from the parsed command line lives in `cli`, so nothing here imports `cli` back.
+//! One module per subcommand: the function that runs it (its arguments are defined in the `cli`
+//! crate, `cli::args::<name>`), and the dispatch from the parsed command line.
 
 pub mod apply;
 pub mod check;
@@ -21,5 +21,31 @@ pub mod snapshot;
 pub mod verify;
 pub mod watch;
 
-/// `--version` text.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("LOWLAT_VERSION_SUFFIX"));
+pub use cli::VERSION;
+
+use cli::{Cli, Command};
+
+use crate::exit::ExitCode;
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    util::term::set_quiet(cli.quiet);
+    match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Inspect(a) => inspect::run(a),
+        Command::Snapshot(a) => snapshot::run(a),
+        Command::Plan(a) => plan::run(a),
+        Command::Render(a) => render::run(a),
+        Command::Apply(a) => apply::run(a),
+        Command::Revert(a) => apply::revert(a),
+        Command::Verify(a) => verify::run(a),
+        Command::Status(a) => verify::status(a),
+        Command::Measure(c) => measure::run(c),
+        Command::Import(a) => import::run(a),
+        Command::Export(a) => import::export(a),
+        Command::Watch(c) => watch::run(c),
+        Command::Report(a) => report::run(a),
+        Command::Cluster(a) => cluster::run(a),
+        Command::Generate(c) => generate::run(c, <Cli as clap::CommandFactory>::command()),
+    }
+}

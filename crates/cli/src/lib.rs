@@ -1,16 +1,25 @@
-//! Top-level command line: the subcommand enum. Each subcommand's arguments live beside its
-//! runner in `cmd/<name>.rs`.
+//! lowlat's command line: the clap definition of every command and its help, and the mapping
+//! of arguments to the libraries' typed requests where that is a plain mapping. The `lowlat`
+//! binary parses [`Cli`] and runs it; this crate runs nothing.
+//!
+//! Why a crate of its own (docs/ARCHITECTURE.md, "The command line"): the definitions and
+//! their help are most of the command line's text, and they are declarations, not wiring; kept
+//! here, the binary is the wiring (arguments → one library call → a view) and the library
+//! crates still never see clap. The surface tests (examples in every `--help`, `-q`/`--json`
+//! everywhere, the README's options table) test this definition.
+
+pub mod args;
 
 use clap::{Parser, Subcommand};
 
-use crate::cmd;
-use crate::exit::ExitCode;
+/// `--version` text: the crate version and, in a git checkout, the revision (`build.rs`).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("LOWLAT_VERSION_SUFFIX"));
 
 /// lowlat takes a Linux node from "unknown" to "proven low-latency": inspect it, plan a CPU
 /// partition, render boot/TuneD/OpenShift configuration, apply the runtime part reversibly,
 /// verify effects, measure latency, and report.
 #[derive(Debug, Parser)]
-#[command(name = "lowlat", version = crate::cmd::VERSION, propagate_version = true)]
+#[command(name = "lowlat", version = VERSION, propagate_version = true)]
 #[command(after_help = "Start with `lowlat check` (no arguments): it inspects this host, \
 measures briefly and writes lowlat-report.html.\nExit codes: 0 ok, 1 check/threshold failed, \
 2 usage/input error, 3 runtime error, 4 partial apply (run `lowlat revert`), 130 interrupted.")]
@@ -26,66 +35,40 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The main job: inspect, verify against an evaluation plan, measure, write a report.
-    Check(cmd::check::Args),
+    Check(args::check::Args),
     /// Show topology, kernel, power, IRQs, what runs where, and findings.
-    Inspect(cmd::inspect::Args),
+    Inspect(args::inspect::Args),
     /// Capture the files `inspect` reads into a tarball for analysis elsewhere.
-    Snapshot(cmd::snapshot::Args),
+    Snapshot(args::snapshot::Args),
     /// Compute a CPU partition (housekeeping / isolated / offline) and write a plan file.
-    Plan(cmd::plan::Args),
+    Plan(args::plan::Args),
     /// Render a plan as kernel args, boot loader edits, TuneD, OpenShift, systemd, …
-    Render(cmd::render::Args),
+    Render(args::render::Args),
     /// Apply the runtime tier of a plan, journaled so it can be reverted.
-    Apply(cmd::apply::Args),
+    Apply(args::apply::Args),
     /// Undo an `apply` from its journal.
-    Revert(cmd::apply::RevertArgs),
+    Revert(args::apply::RevertArgs),
     /// Check the host against a plan by effects.
-    Verify(cmd::verify::Args),
+    Verify(args::verify::Args),
     /// What is applied now, which boot arguments run or wait for a reboot, and drift.
-    Status(cmd::verify::StatusArgs),
+    Status(args::verify::StatusArgs),
     /// Measure timer latency, OS noise, ticks, fsync latency.
     #[command(subcommand)]
-    Measure(cmd::measure::Command),
+    Measure(args::measure::Command),
     /// Convert cyclictest / oslat / fio output into a lowlat result file.
-    Import(cmd::import::Args),
+    Import(args::import::Args),
     /// Write a timer / noise result in cyclictest's or oslat's text, for their plotting scripts.
-    Export(cmd::import::ExportArgs),
+    Export(args::import::ExportArgs),
     /// Long-running watchers (storage canary, command duration) with cliff detection.
     #[command(subcommand)]
-    Watch(cmd::watch::Command),
+    Watch(args::watch::Command),
     /// Build the self-contained HTML report (and a terminal summary) from result files.
-    Report(cmd::report::Args),
+    Report(args::report::Args),
     /// Kubernetes: nodes, a fleet check (one Job per node), snapshot, apply, clean.
-    Cluster(cmd::cluster::Args),
+    Cluster(args::cluster::Args),
     /// Print shell completions or the man page.
     #[command(subcommand)]
-    Generate(cmd::generate::Command),
-}
-
-impl Cli {
-    /// Run the parsed command line.
-    pub fn run(self) -> anyhow::Result<ExitCode> {
-        use cmd::*;
-        util::term::set_quiet(self.quiet);
-        match self.command {
-            Command::Check(a) => check::run(a),
-            Command::Inspect(a) => inspect::run(a),
-            Command::Snapshot(a) => snapshot::run(a),
-            Command::Plan(a) => plan::run(a),
-            Command::Render(a) => render::run(a),
-            Command::Apply(a) => apply::run(a),
-            Command::Revert(a) => apply::revert(a),
-            Command::Verify(a) => verify::run(a),
-            Command::Status(a) => verify::status(a),
-            Command::Measure(c) => measure::run(c),
-            Command::Import(a) => import::run(a),
-            Command::Export(a) => import::export(a),
-            Command::Watch(c) => watch::run(c),
-            Command::Report(a) => report::run(a),
-            Command::Cluster(a) => cluster::run(a),
-            Command::Generate(c) => generate::run(c, <Cli as clap::CommandFactory>::command()),
-        }
-    }
+    Generate(args::generate::Command),
 }
 
 #[cfg(test)]
@@ -153,7 +136,7 @@ mod surface {
     }
     /// The README's "Options every command shares" table: its "on" column is generated from
     /// the CLI (the commands that take each option), so the README cannot drift from the
-    /// parser. `UPDATE_README=1 cargo test -p lowlat readme` rewrites the column.
+    /// parser. `UPDATE_README=1 cargo test -p cli --all-features readme` rewrites the column.
     #[test]
     fn readme_options_table_names_the_commands_that_take_each_option() {
         let mut root = super::Cli::command();
@@ -210,7 +193,7 @@ mod surface {
         } else {
             assert!(
                 stale.is_empty(),
-                "README.md's options table is stale (UPDATE_README=1 cargo test -p lowlat \
+                "README.md's options table is stale (UPDATE_README=1 cargo test -p cli \
                  --all-features readme rewrites it):\n{}",
                 stale.join("\n")
             );
