@@ -33,12 +33,12 @@ pub struct PodArgs {
     pub start_timeout: Duration,
 }
 
-pub fn pull_policy(s: &str) -> Result<cluster::pod::PullPolicy, String> {
+fn pull_policy(s: &str) -> Result<cluster::pod::PullPolicy, String> {
     s.parse()
 }
 
 /// One of `names` (listed in help and errors), made into its library type.
-pub fn parsed<T>(names: impl IntoIterator<Item = &'static str>) -> impl TypedValueParser<Value = T>
+fn parsed<T>(names: impl IntoIterator<Item = &'static str>) -> impl TypedValueParser<Value = T>
 where
     T: std::str::FromStr + Clone + Send + Sync + 'static,
     T::Err: std::fmt::Display,
@@ -47,6 +47,7 @@ where
 }
 
 impl PodArgs {
+    /// The pod settings, the image defaulting to the one `image/build.sh` builds.
     pub fn pod(self) -> cluster::pod::Pod {
         cluster::pod::Pod {
             image: self.image.unwrap_or_else(render::default_image),
@@ -226,11 +227,14 @@ pub struct AgentArgs {
     pub args: Vec<String>,
 }
 
-pub fn conn(a: &ConnArgs) -> cluster::Conn {
-    cluster::Conn {
-        kubeconfig: a.kubeconfig.clone(),
-        context: a.context.clone(),
-        namespace: a.namespace.clone(),
+impl ConnArgs {
+    /// Where the cluster is, as the `cluster` crate takes it.
+    pub fn conn(&self) -> cluster::Conn {
+        cluster::Conn {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            namespace: self.namespace.clone(),
+        }
     }
 }
 

@@ -152,7 +152,7 @@ impl Args {
 }
 
 /// A latency in whole microseconds (`50us`, `80`, `0.08ms`); the kernel takes no finer unit.
-pub fn whole_micros(s: &str) -> Result<u64, String> {
+fn whole_micros(s: &str) -> Result<u64, String> {
     let d = util::duration::parse_latency(s).map_err(|e| e.to_string())?;
     if d.subsec_nanos() % 1000 != 0 {
         return Err(format!("{s:?} is not a whole number of microseconds (the kernel counts µs)"));
@@ -161,12 +161,12 @@ pub fn whole_micros(s: &str) -> Result<u64, String> {
 }
 
 /// `--style`: clap lists the names (in help and errors); `Style::from_str` makes the value.
-pub fn style_parser() -> impl TypedValueParser<Value = Style> {
+fn style_parser() -> impl TypedValueParser<Value = Style> {
     PossibleValuesParser::new(Style::ALL.iter().map(|s| s.as_str())).try_map(|s| s.parse::<Style>())
 }
 
 /// `--render-flavour`, listed as `--style` is.
-pub fn flavour_parser() -> impl TypedValueParser<Value = Flavour> {
+fn flavour_parser() -> impl TypedValueParser<Value = Flavour> {
     PossibleValuesParser::new(Flavour::ALL.iter().map(|s| s.as_str()))
         .try_map(|s| s.parse::<Flavour>())
 }

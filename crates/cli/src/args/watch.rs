@@ -77,7 +77,7 @@ pub struct CmdArgs {
 
 /// A file option of `watch`, refusing `-` (stdout carries the live lines, and a file named `-`
 /// is a trap) with `what` to give instead.
-pub fn not_stdout(s: &str, what: &str) -> Result<PathBuf, String> {
+fn not_stdout(s: &str, what: &str) -> Result<PathBuf, String> {
     if s == "-" {
         return Err(format!("stdout carries the live lines: {what}"));
     }
@@ -85,12 +85,12 @@ pub fn not_stdout(s: &str, what: &str) -> Result<PathBuf, String> {
 }
 
 /// `-o FILE`.
-pub fn series_file(s: &str) -> Result<PathBuf, String> {
+fn series_file(s: &str) -> Result<PathBuf, String> {
     not_stdout(s, "give a file for the JSON-lines series (e.g. -o watch.jsonl)")
 }
 
 /// `--prometheus FILE`: rewritten every interval.
-pub fn textfile(s: &str) -> Result<PathBuf, String> {
+fn textfile(s: &str) -> Result<PathBuf, String> {
     not_stdout(
         s,
         "give a file for the textfile, which is rewritten every interval (e.g. \
@@ -98,7 +98,11 @@ pub fn textfile(s: &str) -> Result<PathBuf, String> {
     )
 }
 
-pub fn config(c: Common) -> WatchConfig {
-    let Common { interval, duration, count, output, prometheus, cliff_ratio, cliff_samples } = c;
-    WatchConfig { interval, duration, count, output, prometheus, cliff_ratio, cliff_samples }
+impl Common {
+    /// The watch's typed config.
+    pub fn config(self) -> WatchConfig {
+        let Common { interval, duration, count, output, prometheus, cliff_ratio, cliff_samples } =
+            self;
+        WatchConfig { interval, duration, count, output, prometheus, cliff_ratio, cliff_samples }
+    }
 }

@@ -2,7 +2,7 @@
 //! → a view.
 
 use anyhow::Context as _;
-use cli::args::cluster::{conn, ApplyArgs, Args, CheckArgs, CleanArgs, Command, SnapshotArgs};
+use cli::args::cluster::{ApplyArgs, Args, CheckArgs, CleanArgs, Command, SnapshotArgs};
 
 use crate::exit::ExitCode;
 
@@ -22,7 +22,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn dispatch(args: Args) -> anyhow::Result<ExitCode> {
-    let conn = conn(&args.conn);
+    let conn = args.conn.conn();
     match args.command {
         Command::Nodes(a) => {
             let rows = cluster::nodes::list(&conn, a.selector.as_deref())?;

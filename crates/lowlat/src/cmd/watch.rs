@@ -1,7 +1,7 @@
 //! `lowlat watch storage` and `lowlat watch cmd`: flags → `storage::watch` configs → one
 //! storage call (live lines on stdout, JSON lines with `-o`, a Prometheus textfile).
 
-use cli::args::watch::{config, Command};
+use cli::args::watch::Command;
 use storage::watch::StorageWatch;
 
 use crate::exit::ExitCode;
@@ -16,9 +16,9 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         Command::Storage(a) => {
             let w = StorageWatch { dir: a.dir, write_size: a.write_size, burst: a.burst };
             let root = host::Root::live();
-            storage::watch::watch_storage(&config(a.common), &w, &root, stop, out)?
+            storage::watch::watch_storage(&a.common.config(), &w, &root, stop, out)?
         }
-        Command::Cmd(a) => storage::watch::watch_cmd(&config(a.common), &a.command, stop, out)?,
+        Command::Cmd(a) => storage::watch::watch_cmd(&a.common.config(), &a.command, stop, out)?,
     };
     Ok(outcome.exit_code())
 }
