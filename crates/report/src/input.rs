@@ -277,12 +277,7 @@ impl Doc {
             }
             Err(e) => return Err(e.into()),
         };
-        let source = if path.as_os_str() == "-" {
-            "standard input".to_string()
-        } else {
-            path.display().to_string()
-        };
-        Self::parse_any(&source, &text)
+        Self::parse_any(&results::input::source_name(path), &text)
     }
 
     /// Parse a lowlat document or plan file, or import another tool's output (see

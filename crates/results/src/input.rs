@@ -46,9 +46,19 @@ pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, InputError> 
 /// [`read_text`], with `-` meaning standard input.
 pub fn read_text_or_stdin(path: &Path) -> Result<String, InputError> {
     if path.as_os_str() == "-" {
-        read_limited(std::io::stdin(), "standard input", MAX_INPUT_BYTES)
+        read_limited(std::io::stdin(), &source_name(path), MAX_INPUT_BYTES)
     } else {
         read_text(path)
+    }
+}
+
+/// How [`read_text_or_stdin`]'s input is named in messages: `standard input` for `-`, else
+/// the path.
+pub fn source_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
     }
 }
 

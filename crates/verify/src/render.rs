@@ -65,25 +65,38 @@ fn command(fix: &str) -> &str {
 }
 
 /// The commands that fix the failures, each once, in the order of their first failure, with
-/// the checks each fixes: failures whose fixes start with the same command share one entry,
-/// shown with the shortest of their texts (a longer one, with its nuances, stays with its
-/// check in the details).
+/// the checks each fixes ([`by_command`]; a failure without a fix is listed as such).
 pub fn fixes(report: &Report) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
-    for c in report.checks.iter().filter(|c| c.status == crate::model::Status::Fail) {
-        let fix = c.fix.clone().unwrap_or_else(|| "(no fix known: see the evidence)".into());
-        let key = command(&fix).to_string();
+    let failed = report.checks.iter().filter(|c| c.status == crate::model::Status::Fail);
+    by_command(
+        failed.map(|c| {
+            (c.id.as_str(), c.fix.as_deref().unwrap_or("(no fix known: see the evidence)"))
+        }),
+    )
+}
+
+/// `(check id, fix)` pairs grouped by the command each fix starts with, each command once in
+/// the order of its first check, with the checks it fixes: fixes that start with the same
+/// command share one entry, shown with the shortest of their texts (a longer one, with its
+/// nuances, stays with its check in the details). The terminal view and the HTML report's
+/// "To fix" table both group this way.
+pub fn by_command<'a>(
+    checks: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(&str, &str, Vec<String>)> = Vec::new();
+    for (id, fix) in checks {
+        let key = command(fix);
         match out.iter_mut().find(|(k, _, _)| *k == key) {
             Some((_, shown, ids)) => {
                 if fix.len() < shown.len() {
                     *shown = fix;
                 }
-                ids.push(c.id.clone());
+                ids.push(id.to_string());
             }
-            None => out.push((key, fix, vec![c.id.clone()])),
+            None => out.push((key, fix, vec![id.to_string()])),
         }
     }
-    out.into_iter().map(|(_, shown, ids)| (shown, ids)).collect()
+    out.into_iter().map(|(_, shown, ids)| (shown.to_string(), ids)).collect()
 }
 
 /// The grouped table: one line per check, evidence indented below, fix after `→`.

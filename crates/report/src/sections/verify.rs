@@ -83,19 +83,16 @@ pub fn build(doc: &Doc, _ctx: &Ctx<'_>) -> Vec<Section> {
     })]
 }
 
-/// The fixes of the checks that need one (fail, warn, pending reboot), each once, worst
-/// first, with the checks it fixes: one `lowlat apply` fixes twelve failures, and the report
-/// says so once (as `verify`'s terminal view does).
+/// The fixes of the checks that need one (fail, warn, pending reboot), each command once,
+/// worst first, with the checks it fixes: one `lowlat apply` fixes twelve failures, and the
+/// report says so once (grouped as `verify`'s terminal view groups them:
+/// `verify::render::by_command`).
 fn by_fix(checks: &[&Check]) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for c in checks.iter().filter(|c| verdict(c.status) >= Verdict::Warn) {
-        let Some(fix) = c.fix.as_deref().filter(|f| !f.trim().is_empty()) else { continue };
-        match out.iter_mut().find(|(f, _)| f == fix) {
-            Some((_, ids)) => ids.push(c.id.clone()),
-            None => out.push((fix.to_string(), vec![c.id.clone()])),
-        }
-    }
-    out
+    verify::render::by_command(
+        checks.iter().filter(|c| verdict(c.status) >= Verdict::Warn).filter_map(|c| {
+            Some((c.id.as_str(), c.fix.as_deref().filter(|f| !f.trim().is_empty())?))
+        }),
+    )
 }
 
 #[cfg(test)]
